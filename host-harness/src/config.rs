@@ -1,0 +1,255 @@
+//! The harness's configuration: a TOML file whose keys follow OpenClaw's
+//! configuration surface where one applies (`memory.search.provider`,
+//! `memory.search.query.maxResults`, `memory.search.store.fts.tokenizer`, …),
+//! overridden by command-line flags. Deny by default: the component gets the
+//! workspace directory and nothing else.
+
+use crate::embed::EmbedderChoice;
+use crate::host::{wit_store, HostLimits};
+use anyhow::Context;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub workspace: Option<PathBuf>,
+    /// The `.wasm` component to load.
+    pub component: Option<PathBuf>,
+    /// Where compiled components are cached.
+    #[serde(rename = "cacheDir")]
+    pub cache_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitsConfig {
+    /// Deadline of one call into the component (default 30000).
+    pub call_timeout_ms: Option<u64>,
+    /// Cap on the component's memory (default 1024).
+    pub memory_mib: Option<usize>,
+    /// Deadline of one embedder call (default 30000).
+    pub embed_timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    #[serde(default)]
+    pub search: SearchConfig,
+    #[serde(default)]
+    pub bootstrap: BootstrapConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SearchConfig {
+    /// `minilm` (local all-MiniLM-L6-v2), `none` (FTS-only), `test`, `failing`.
+    pub provider: Option<String>,
+    /// Directory holding the MiniLM weights (see scripts/fetch-model.sh).
+    pub model_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub query: QueryConfig,
+    #[serde(default)]
+    pub store: StoreConfig,
+    #[serde(default)]
+    pub chunking: ChunkingConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct QueryConfig {
+    pub max_results: Option<u32>,
+    pub min_score: Option<f32>,
+    pub candidates_per_leg: Option<u32>,
+    pub vector_weight: Option<f32>,
+    pub recency_half_life_days: Option<f32>,
+    pub mmr_lambda: Option<f32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    #[serde(default)]
+    pub fts: FtsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtsConfig {
+    /// `unicode61` (default) or `trigram`.
+    pub tokenizer: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkingConfig {
+    pub tokens: Option<u32>,
+    pub overlap: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BootstrapConfig {
+    pub max_file_chars: Option<u32>,
+    pub max_user_file_chars: Option<u32>,
+    pub max_total_chars: Option<u32>,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> anyhow::Result<ConfigFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        toml::from_str(&text)
+            .with_context(|| format!("{} is not a valid configuration", path.display()))
+    }
+}
+
+/// Everything the harness needs to host the component, resolved.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub workspace: PathBuf,
+    pub component: PathBuf,
+    pub cache_dir: Option<PathBuf>,
+    pub limits: HostLimits,
+    pub embedder: EmbedderChoice,
+    pub embed_timeout: Duration,
+    pub settings: wit_store::Settings,
+}
+
+/// Command-line values that override the file.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub workspace: Option<PathBuf>,
+    pub component: Option<PathBuf>,
+    pub embedder: Option<String>,
+    pub model_dir: Option<PathBuf>,
+    pub max_results: Option<u32>,
+    pub min_score: Option<f32>,
+    pub recency_half_life_days: Option<f32>,
+    pub fts_tokenizer: Option<String>,
+    pub no_cache: bool,
+}
+
+pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
+    let workspace = o
+        .workspace
+        .clone()
+        .or_else(|| file.workspace.clone())
+        .context("no workspace: pass --workspace DIR (or set `workspace` in the configuration)")?;
+    let component = o
+        .component
+        .clone()
+        .or_else(|| std::env::var_os("MEMORY_CORE_COMPONENT").map(PathBuf::from))
+        .or_else(|| file.component.clone())
+        .unwrap_or_else(default_component_path);
+    let cache_dir = if o.no_cache {
+        None
+    } else {
+        file.cache_dir
+            .clone()
+            .or_else(|| Some(cache_home().join("components")))
+    };
+    let search = &file.memory.search;
+    let model_dir = o
+        .model_dir
+        .clone()
+        .or_else(|| search.model_dir.clone())
+        .unwrap_or_else(default_model_dir);
+    let provider = o
+        .embedder
+        .clone()
+        .or_else(|| search.provider.clone())
+        .unwrap_or_else(|| "minilm".into());
+    let embedder = EmbedderChoice::parse(&provider, model_dir)?;
+    let tokenizer = match o
+        .fts_tokenizer
+        .as_deref()
+        .or(search.store.fts.tokenizer.as_deref())
+        .unwrap_or("unicode61")
+    {
+        "unicode61" => wit_store::FtsTokenizer::Unicode61,
+        "trigram" => wit_store::FtsTokenizer::Trigram,
+        other => anyhow::bail!("unknown FTS tokenizer {other:?}; use unicode61 or trigram"),
+    };
+    let q = &search.query;
+    let b = &file.memory.bootstrap;
+    let settings = wit_store::Settings {
+        workspace: crate::host::GUEST_WORKSPACE.into(),
+        search: wit_store::SearchSettings {
+            max_results: o.max_results.or(q.max_results).unwrap_or(6),
+            min_score: o.min_score.or(q.min_score).unwrap_or(0.35),
+            candidates_per_leg: q.candidates_per_leg.unwrap_or(24),
+            vector_weight: q.vector_weight.unwrap_or(0.7),
+            recency_half_life_days: o
+                .recency_half_life_days
+                .or(q.recency_half_life_days)
+                .unwrap_or(30.0),
+            mmr_lambda: q.mmr_lambda.unwrap_or(0.7),
+        },
+        chunking: wit_store::ChunkSettings {
+            tokens: search.chunking.tokens.unwrap_or(400),
+            overlap: search.chunking.overlap.unwrap_or(80),
+        },
+        fts_tokenizer: tokenizer,
+        bootstrap: wit_store::BootstrapSettings {
+            max_file_chars: b.max_file_chars.unwrap_or(20_000),
+            max_user_file_chars: b.max_user_file_chars.unwrap_or(4_000),
+            max_total_chars: b.max_total_chars.unwrap_or(60_000),
+        },
+    };
+    Ok(Resolved {
+        workspace,
+        component,
+        cache_dir,
+        limits: HostLimits {
+            call_timeout: Duration::from_millis(file.limits.call_timeout_ms.unwrap_or(30_000)),
+            memory_bytes: file.limits.memory_mib.unwrap_or(1024) << 20,
+        },
+        embedder,
+        embed_timeout: Duration::from_millis(file.limits.embed_timeout_ms.unwrap_or(30_000)),
+        settings,
+    })
+}
+
+/// `$XDG_CACHE_HOME/memory-core`, else `~/.cache/memory-core`.
+pub fn cache_home() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("memory-core")
+}
+
+pub fn default_model_dir() -> PathBuf {
+    std::env::var_os("MEMORY_CORE_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache_home().join("models").join("all-MiniLM-L6-v2"))
+}
+
+/// The component next to the harness in a Cargo target directory
+/// (`<target>/release/memory-harness` → `<target>/wasm32-wasip2/release/memory_core.wasm`),
+/// else beside the executable.
+pub fn default_component_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Test binaries live one level deeper, in `<target>/<profile>/deps`.
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    let beside_target = dir.parent().map(|target| {
+        target
+            .join("wasm32-wasip2")
+            .join("release")
+            .join("memory_core.wasm")
+    });
+    match beside_target {
+        Some(path) if path.is_file() => path,
+        _ => dir.join("memory_core.wasm"),
+    }
+}

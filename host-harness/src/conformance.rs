@@ -1,0 +1,583 @@
+//! The conformance runner: each scenario is a folder with a `workspace/`
+//! fixture and a `scenario.json` of steps (component calls and file edits,
+//! with their clock and settings) and the results they must produce. The
+//! format is documented in `tests/conformance/README.md`.
+//!
+//! Two invariants are checked after every component call without being
+//! written in any scenario: the Markdown files on disk are unchanged (no
+//! operation of this version writes them), and a trapped instance is replaced.
+
+use crate::clock::parse_now;
+use crate::config::{resolve, ConfigFile, Overrides};
+use crate::host::{wit_bootstrap, wit_recall, wit_store, CallError};
+use crate::json;
+use crate::session::Session;
+use anyhow::{anyhow, bail, Context};
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub description: String,
+    /// The clock: `YYYY-MM-DD` or RFC 3339 (default 2026-12-02).
+    #[serde(default)]
+    pub now: Option<String>,
+    /// `none` (default), `test` or `failing`.
+    #[serde(default)]
+    pub embedder: Option<String>,
+    #[serde(default)]
+    pub settings: ScenarioSettings,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScenarioSettings {
+    pub max_results: Option<u32>,
+    pub min_score: Option<f32>,
+    pub recency_half_life_days: Option<f32>,
+    pub mmr_lambda: Option<f32>,
+    pub tokenizer: Option<String>,
+    pub max_file_chars: Option<u32>,
+    pub max_user_file_chars: Option<u32>,
+    pub max_total_chars: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub op: String,
+    /// What the step is for, shown when it fails.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Overrides the scenario clock for this and later steps.
+    #[serde(default)]
+    pub now: Option<String>,
+    #[serde(default)]
+    pub query: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub target: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Hex bytes to write (for invalid UTF-8 and NUL).
+    #[serde(default)]
+    pub bytes_hex: Option<String>,
+    /// Repeat `content` this many times (for large files).
+    #[serde(default)]
+    pub repeat: Option<usize>,
+    #[serde(default)]
+    pub start_line: Option<u32>,
+    #[serde(default)]
+    pub end_line: Option<u32>,
+    #[serde(default)]
+    pub max_results: Option<u32>,
+    #[serde(default)]
+    pub min_score: Option<f32>,
+    #[serde(default)]
+    pub max_files: Option<u32>,
+    #[serde(default)]
+    pub force: bool,
+    #[serde(default)]
+    pub known_digest: Option<String>,
+    /// A subset of the result, with the operators of the README.
+    #[serde(default)]
+    pub expect: Option<Value>,
+    /// The error the call must raise: `{"kind": "...", "message": {"$substr": "..."}}`.
+    #[serde(default)]
+    pub expect_error: Option<Value>,
+}
+
+/// Runs every scenario under `root` whose path contains `filter`.
+pub fn discover(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    walk(root, &mut found)?;
+    found.sort();
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    if dir.join("scenario.json").is_file() {
+        found.push(dir.to_path_buf());
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, found)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs one scenario against the component at `component`.
+pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
+    let file = dir.join("scenario.json");
+    let scenario: Scenario = serde_json::from_str(
+        &std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?,
+    )
+    .with_context(|| format!("{} is not a valid scenario", file.display()))?;
+    let temp = tempfile::tempdir()?;
+    let workspace = temp.path().join("workspace");
+    std::fs::create_dir_all(&workspace)?;
+    let fixture = dir.join("workspace");
+    if fixture.is_dir() {
+        copy_tree(&fixture, &workspace)?;
+    }
+    let s = &scenario.settings;
+    let overrides = Overrides {
+        workspace: Some(workspace.clone()),
+        component: Some(component.to_path_buf()),
+        embedder: Some(scenario.embedder.clone().unwrap_or_else(|| "none".into())),
+        max_results: s.max_results,
+        min_score: s.min_score,
+        recency_half_life_days: s.recency_half_life_days,
+        fts_tokenizer: s.tokenizer.clone(),
+        ..Overrides::default()
+    };
+    let mut config = ConfigFile::default();
+    config.memory.search.query.mmr_lambda = s.mmr_lambda;
+    config.memory.bootstrap.max_file_chars = s.max_file_chars;
+    config.memory.bootstrap.max_user_file_chars = s.max_user_file_chars;
+    config.memory.bootstrap.max_total_chars = s.max_total_chars;
+    let resolved = resolve(&config, &overrides)?;
+    let mut now = parse_now(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
+    let mut session = Session::open(&resolved, now)?;
+    for (number, step) in scenario.steps.iter().enumerate() {
+        let label = format!(
+            "{} step {} ({}{})",
+            file.display(),
+            number + 1,
+            step.op,
+            step.note
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        );
+        if let Some(at) = &step.now {
+            now = parse_now(at).with_context(|| label.clone())?;
+            session.now_ms = now;
+        }
+        run_step(&mut session, &workspace, step).with_context(|| label)?;
+    }
+    Ok(())
+}
+
+fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Result<()> {
+    let before = if is_component_call(&step.op) {
+        Some(snapshot(workspace)?)
+    } else {
+        None
+    };
+    let outcome: Option<Result<Value, CallError>> = match step.op.as_str() {
+        "sync" => Some(
+            session
+                .host
+                .sync(&wit_store::SyncRequest {
+                    max_files: step.max_files,
+                    force: step.force,
+                })
+                .map(|r| json::sync_report(&r)),
+        ),
+        "status" => Some(session.host.status().map(|r| json::status_report(&r))),
+        "search" => {
+            let request = wit_recall::SearchRequest {
+                query: step.query.clone().context("search needs `query`")?,
+                max_results: step.max_results,
+                min_score: step.min_score,
+                context: session.context(),
+            };
+            Some(
+                session
+                    .host
+                    .search(&request)
+                    .map(|r| json::search_result(&r)),
+            )
+        }
+        "get" => {
+            let request = wit_recall::GetRequest {
+                path: step.path.clone().context("get needs `path`")?,
+                start_line: step.start_line,
+                end_line: step.end_line,
+            };
+            Some(session.host.get(&request).map(|r| json::get_result(&r)))
+        }
+        "bootstrap" => {
+            let request = wit_bootstrap::BootstrapRequest {
+                purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
+                context: session.context(),
+                known_digest: step.known_digest.clone(),
+            };
+            Some(
+                session
+                    .host
+                    .bootstrap(&request)
+                    .map(|r| json::bootstrap_result(&r)),
+            )
+        }
+        "restart" => {
+            session.host.reset();
+            None
+        }
+        "write" | "append" => {
+            let path = workspace.join(step.path.as_deref().context("needs `path`")?);
+            let mut bytes = match (&step.content, &step.bytes_hex) {
+                (Some(text), None) => text.as_bytes().to_vec(),
+                (None, Some(hex)) => decode_hex(hex)?,
+                _ => bail!("give exactly one of `content` and `bytes_hex`"),
+            };
+            if let Some(n) = step.repeat {
+                bytes = bytes.repeat(n);
+            }
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            if step.op == "append" {
+                use std::io::Write;
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(&path)?
+                    .write_all(&bytes)?;
+            } else {
+                std::fs::write(&path, bytes)?;
+            }
+            None
+        }
+        "delete" => {
+            std::fs::remove_file(workspace.join(step.path.as_deref().context("needs `path`")?))?;
+            None
+        }
+        "symlink" => {
+            let link = workspace.join(step.path.as_deref().context("needs `path`")?);
+            std::os::unix::fs::symlink(step.target.as_deref().context("needs `target`")?, link)?;
+            None
+        }
+        "mkfifo" => {
+            let path = workspace.join(step.path.as_deref().context("needs `path`")?);
+            let status = std::process::Command::new("mkfifo").arg(&path).status()?;
+            if !status.success() {
+                bail!("mkfifo failed");
+            }
+            None
+        }
+        "corrupt_index" => {
+            let index = workspace.join(".memory/index.sqlite");
+            let len = std::fs::metadata(&index)
+                .map(|m| m.len())
+                .unwrap_or(0)
+                .max(4096);
+            session.host.reset();
+            std::fs::write(&index, vec![0x5a; len as usize])?;
+            None
+        }
+        "delete_index" => {
+            session.host.reset();
+            let _ = std::fs::remove_file(workspace.join(".memory/index.sqlite"));
+            let _ = std::fs::remove_file(workspace.join(".memory/index.sqlite-journal"));
+            None
+        }
+        other => bail!("unknown op {other:?}"),
+    };
+    if let Some(before) = before {
+        let after = snapshot(workspace)?;
+        if before != after {
+            bail!(
+                "the call changed memory files on disk: {:?}",
+                changed_paths(&before, &after)
+            );
+        }
+    }
+    let Some(outcome) = outcome else {
+        if step.expect.is_some() || step.expect_error.is_some() {
+            bail!("op {} has no result to check", step.op);
+        }
+        return Ok(());
+    };
+    match (outcome, &step.expect_error) {
+        (Ok(value), None) => {
+            if let Some(expected) = &step.expect {
+                check(expected, &value, "$").map_err(|e| anyhow!("{e}\nfull result: {value:#}"))?;
+            }
+            Ok(())
+        }
+        (Ok(value), Some(expected)) => {
+            bail!("expected the error {expected}, got the result {value:#}")
+        }
+        (Err(CallError::Memory(error)), Some(expected)) => {
+            let value = json::memory_error(&error);
+            check(expected, &value, "$error").map_err(|e| anyhow!("{e}\nactual error: {value}"))
+        }
+        (Err(error), _) => bail!("the call failed: {error}"),
+    }
+}
+
+fn is_component_call(op: &str) -> bool {
+    matches!(op, "sync" | "status" | "search" | "get" | "bootstrap")
+}
+
+/// sha-256 of every file outside `.memory/`, by relative path.
+fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    fn visit(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) -> anyhow::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let relative = path.strip_prefix(root)?.to_string_lossy().to_string();
+            if relative == ".memory" {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                visit(root, &path, out)?;
+            } else if kind.is_file() {
+                let digest = Sha256::digest(std::fs::read(&path)?);
+                out.insert(
+                    relative,
+                    digest.iter().map(|b| format!("{b:02x}")).collect(),
+                );
+            } else {
+                out.insert(relative, format!("{:?}", kind));
+            }
+        }
+        Ok(())
+    }
+    visit(root, root, &mut out)?;
+    Ok(out)
+}
+
+fn changed_paths(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn decode_hex(hex: &str) -> anyhow::Result<Vec<u8>> {
+    let clean: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+    if clean.len() % 2 != 0 {
+        bail!("odd number of hex digits");
+    }
+    (0..clean.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&clean[i..i + 2], 16).map_err(|e| anyhow!("bad hex: {e}")))
+        .collect()
+}
+
+/// Checks that `actual` satisfies `expected`: objects match on the keys they
+/// name; arrays element by element with equal length; scalars by equality
+/// (numbers within 1e-6); and the operators `$len`, `$min_len`, `$max_len`,
+/// `$contains`, `$not_contains`, `$substr`, `$not_substr`, `$gt`, `$gte`,
+/// `$lt`, `$lte`, `$absent_or_null`.
+pub fn check(expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
+    if let Value::Object(map) = expected {
+        if map.keys().any(|k| k.starts_with('$')) {
+            for (op, arg) in map {
+                check_operator(op, arg, actual, at)?;
+            }
+            return Ok(());
+        }
+        let Value::Object(actual_map) = actual else {
+            return Err(format!("{at}: expected an object, got {actual}"));
+        };
+        for (key, value) in map {
+            let child = actual_map.get(key).unwrap_or(&Value::Null);
+            check(value, child, &format!("{at}.{key}"))?;
+        }
+        return Ok(());
+    }
+    match (expected, actual) {
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Err(format!(
+                    "{at}: expected {} elements, got {}: {actual}",
+                    e.len(),
+                    a.len()
+                ));
+            }
+            for (i, (x, y)) in e.iter().zip(a).enumerate() {
+                check(x, y, &format!("{at}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Value::Number(e), Value::Number(a)) => {
+            let (e, a) = (
+                e.as_f64().unwrap_or(f64::NAN),
+                a.as_f64().unwrap_or(f64::NAN),
+            );
+            if (e - a).abs() <= 1e-6 {
+                Ok(())
+            } else {
+                Err(format!("{at}: expected {e}, got {a}"))
+            }
+        }
+        _ if expected == actual => Ok(()),
+        _ => Err(format!("{at}: expected {expected}, got {actual}")),
+    }
+}
+
+fn check_operator(op: &str, arg: &Value, actual: &Value, at: &str) -> Result<(), String> {
+    let number = |v: &Value| {
+        v.as_f64()
+            .ok_or_else(|| format!("{at}: expected a number, got {v}"))
+    };
+    let array = |v: &Value| {
+        v.as_array()
+            .cloned()
+            .ok_or_else(|| format!("{at}: expected an array, got {v}"))
+    };
+    let fail = |what: String| Err(format!("{at}: {what}"));
+    match op {
+        "$len" | "$min_len" | "$max_len" => {
+            let n = match actual {
+                Value::String(s) => s.chars().count(),
+                other => array(other)?.len(),
+            } as f64;
+            let want = number(arg)?;
+            let ok = match op {
+                "$len" => n == want,
+                "$min_len" => n >= want,
+                _ => n <= want,
+            };
+            if ok {
+                Ok(())
+            } else {
+                fail(format!("{op} {want}, got length {n}: {actual}"))
+            }
+        }
+        "$contains" | "$not_contains" => {
+            let items = array(actual)?;
+            for wanted in array(arg)? {
+                let present = items.iter().any(|item| check(&wanted, item, at).is_ok());
+                if present != (op == "$contains") {
+                    return fail(format!("{op} {wanted} failed in {actual}"));
+                }
+            }
+            Ok(())
+        }
+        "$substr" | "$not_substr" => {
+            let needle = arg.as_str().ok_or("$substr needs a string")?;
+            let hay = actual
+                .as_str()
+                .ok_or_else(|| format!("{at}: expected a string, got {actual}"))?;
+            if hay.contains(needle) == (op == "$substr") {
+                Ok(())
+            } else {
+                fail(format!("{op} {needle:?} failed in {hay:?}"))
+            }
+        }
+        "$gt" | "$gte" | "$lt" | "$lte" => {
+            let (a, b) = (number(actual)?, number(arg)?);
+            let ok = match op {
+                "$gt" => a > b,
+                "$gte" => a >= b,
+                "$lt" => a < b,
+                _ => a <= b,
+            };
+            if ok {
+                Ok(())
+            } else {
+                fail(format!("expected {op} {b}, got {a}"))
+            }
+        }
+        "$absent_or_null" => {
+            if actual.is_null() {
+                Ok(())
+            } else {
+                fail(format!("expected null, got {actual}"))
+            }
+        }
+        other => fail(format!("unknown operator {other}")),
+    }
+}
+
+/// Runs every scenario under `root` (optionally filtered) and prints one line
+/// per scenario; returns (passed, failed).
+pub fn run_all(
+    root: &Path,
+    component: &Path,
+    filter: Option<&str>,
+) -> anyhow::Result<(usize, usize)> {
+    let mut passed = 0;
+    let mut failed = 0;
+    for dir in discover(root)? {
+        let name = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+        if filter.is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        match run_scenario(&dir, component) {
+            Ok(()) => {
+                passed += 1;
+                println!("ok     {name}");
+            }
+            Err(error) => {
+                failed += 1;
+                println!("FAILED {name}\n{}", indent(&format!("{error:#}")));
+            }
+        }
+    }
+    Ok((passed, failed))
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subset_matching_and_operators() {
+        let actual = json!({"hits": [{"path": "a", "score": 0.5}, {"path": "b", "score": 0.2}], "mode": "fts-only"});
+        assert!(check(&json!({"mode": "fts-only"}), &actual, "$").is_ok());
+        assert!(check(&json!({"hits": {"$len": 2}}), &actual, "$").is_ok());
+        assert!(check(
+            &json!({"hits": {"$contains": [{"path": "b"}]}}),
+            &actual,
+            "$"
+        )
+        .is_ok());
+        assert!(check(
+            &json!({"hits": {"$not_contains": [{"path": "c"}]}}),
+            &actual,
+            "$"
+        )
+        .is_ok());
+        assert!(check(
+            &json!({"hits": [{"path": "a"}, {"score": {"$lt": 0.3}}]}),
+            &actual,
+            "$"
+        )
+        .is_ok());
+        assert!(check(&json!({"hits": [{"path": "a"}]}), &actual, "$").is_err());
+        assert!(check(&json!({"mode": "hybrid"}), &actual, "$").is_err());
+        assert!(check(&json!({"missing": {"$absent_or_null": true}}), &actual, "$").is_ok());
+        assert!(check(&json!({"mode": {"$substr": "fts"}}), &actual, "$").is_ok());
+    }
+}

@@ -1,0 +1,591 @@
+//! Local sentence embeddings with all-MiniLM-L6-v2 (Apache-2.0), run on the CPU.
+//! This module owns loading the model files that `scripts/fetch-model.sh`
+//! installs, checking them against pinned hashes, and turning texts into the
+//! same 384-dimensional unit vectors that sentence-transformers produces for
+//! this model. Nothing here touches the network.
+//!
+//! The BERT forward pass is written out here (matrix products by
+//! `matrixmultiply`) rather than taken from candle: candle adds about 310
+//! CPU-seconds to a clean release build against about 95 for these
+//! dependencies, and gave the same vectors more slowly. Sequences are packed end
+//! to end instead of padded: padding only adds positions that the attention
+//! mask and the pooling then ignore, so leaving them out gives the same result
+//! for less work.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use rayon::prelude::*;
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationParams};
+
+/// sha256 of each file `load` reads, pinned to the same values as
+/// `scripts/fetch-model.sh` (hub revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41).
+/// The tokenizer and config are checked too: a mismatched vocabulary would give
+/// wrong vectors without any error.
+const PINNED_FILES: [(&str, &str); 3] = [
+    (
+        "config.json",
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+];
+
+/// sentence-transformers' `max_seq_length` for this model (its
+/// sentence_bert_config.json), counting [CLS] and [SEP]. tokenizer.json itself
+/// says 128, which sentence-transformers overrides, so we must too.
+const MAX_SEQ_LEN: usize = 256;
+
+/// Texts per forward pass: activations grow with the tokens in flight, so this
+/// bounds memory however many texts a caller hands over.
+const BATCH_SIZE: usize = 32;
+
+/// The fields of config.json that shape the forward pass.
+#[derive(Deserialize)]
+struct Config {
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    vocab_size: usize,
+    layer_norm_eps: f32,
+    hidden_act: String,
+}
+
+pub struct MiniLm {
+    tokenizer: Tokenizer,
+    word_embeddings: Vec<f32>,
+    position_embeddings: Vec<f32>,
+    /// Every token is segment 0, so only that row of the token-type table is kept.
+    token_type_embedding: Vec<f32>,
+    embeddings_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+}
+
+struct Layer {
+    /// Query, key and value projections stacked into one, so one product
+    /// yields all three.
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+/// `y = x W^T + b` with `W` kept as stored: `outputs` rows of `inputs`.
+struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct LayerNorm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    eps: f32,
+}
+
+impl MiniLm {
+    pub const MODEL_NAME: &'static str = "all-MiniLM-L6-v2";
+    pub const DIMENSIONS: usize = 384;
+
+    /// Loads config.json, tokenizer.json and model.safetensors from `dir`,
+    /// refusing any file whose sha256 is not the pinned one.
+    pub fn load(dir: &Path) -> Result<MiniLm> {
+        let [config, tokenizer, weights] =
+            PINNED_FILES.map(|(name, sha256)| read_pinned(dir, name, sha256));
+        let config: Config =
+            serde_json::from_slice(&config?).context("parsing all-MiniLM-L6-v2 config.json")?;
+        ensure!(
+            config.hidden_size == Self::DIMENSIONS
+                && config
+                    .hidden_size
+                    .is_multiple_of(config.num_attention_heads)
+                && config.max_position_embeddings >= MAX_SEQ_LEN
+                && config.hidden_act == "gelu",
+            "config.json does not describe all-MiniLM-L6-v2"
+        );
+
+        let mut tokenizer = Tokenizer::from_bytes(tokenizer?)
+            .map_err(|e| anyhow!("parsing all-MiniLM-L6-v2 tokenizer.json: {e}"))?;
+        // tokenizer.json pads every text to 128 and truncates there; we need
+        // no padding and truncate where sentence-transformers does.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_SEQ_LEN,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| anyhow!("configuring truncation: {e}"))?;
+
+        let weights = weights?;
+        let tensors = SafeTensors::deserialize(&weights)
+            .context("parsing all-MiniLM-L6-v2 model.safetensors")?;
+        let hidden = config.hidden_size;
+        let tensor = |name: &str, shape: &[usize]| load_tensor(&tensors, name, shape);
+        let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Linear> {
+            Ok(Linear {
+                weight: tensor(&format!("{prefix}.weight"), &[outputs, inputs])?,
+                bias: tensor(&format!("{prefix}.bias"), &[outputs])?,
+                inputs,
+                outputs,
+            })
+        };
+        let layer_norm = |prefix: &str| -> Result<LayerNorm> {
+            Ok(LayerNorm {
+                weight: tensor(&format!("{prefix}.weight"), &[hidden])?,
+                bias: tensor(&format!("{prefix}.bias"), &[hidden])?,
+                eps: config.layer_norm_eps,
+            })
+        };
+
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                let p = format!("encoder.layer.{i}");
+                let [q, k, v] = ["query", "key", "value"]
+                    .map(|name| linear(&format!("{p}.attention.self.{name}"), hidden, hidden));
+                let (q, k, v) = (q?, k?, v?);
+                Ok(Layer {
+                    qkv: Linear {
+                        weight: [q.weight, k.weight, v.weight].concat(),
+                        bias: [q.bias, k.bias, v.bias].concat(),
+                        inputs: hidden,
+                        outputs: 3 * hidden,
+                    },
+                    attention_out: linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
+                    attention_norm: layer_norm(&format!("{p}.attention.output.LayerNorm"))?,
+                    intermediate: linear(
+                        &format!("{p}.intermediate.dense"),
+                        config.intermediate_size,
+                        hidden,
+                    )?,
+                    output: linear(
+                        &format!("{p}.output.dense"),
+                        hidden,
+                        config.intermediate_size,
+                    )?,
+                    output_norm: layer_norm(&format!("{p}.output.LayerNorm"))?,
+                })
+            })
+            .collect::<Result<_>>()?;
+
+        let token_types = tensor("embeddings.token_type_embeddings.weight", &[2, hidden])?;
+        Ok(MiniLm {
+            tokenizer,
+            word_embeddings: tensor(
+                "embeddings.word_embeddings.weight",
+                &[config.vocab_size, hidden],
+            )?,
+            position_embeddings: tensor(
+                "embeddings.position_embeddings.weight",
+                &[config.max_position_embeddings, hidden],
+            )?,
+            token_type_embedding: token_types[..hidden].to_vec(),
+            embeddings_norm: layer_norm("embeddings.LayerNorm")?,
+            layers,
+            heads: config.num_attention_heads,
+        })
+    }
+
+    /// One L2-normalised, mean-pooled vector per text, in input order. Texts
+    /// longer than 256 word pieces (including [CLS] and [SEP]) are truncated.
+    pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH_SIZE) {
+            let encodings = self
+                .tokenizer
+                .encode_batch(chunk.iter().map(String::as_str).collect(), true)
+                .map_err(|e| anyhow!("tokenizing: {e}"))?;
+            let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+            out.extend(self.forward(&ids));
+        }
+        Ok(out)
+    }
+
+    /// Runs BERT over the sequences packed one after another (a row per
+    /// token), then mean-pools and normalises each sequence's rows.
+    fn forward(&self, sequences: &[&[u32]]) -> Vec<Vec<f32>> {
+        let hidden = Self::DIMENSIONS;
+        let spans: Vec<(usize, usize)> = sequences
+            .iter()
+            .scan(0, |start, ids| {
+                let span = (*start, ids.len());
+                *start += ids.len();
+                Some(span)
+            })
+            .collect();
+
+        let mut x: Vec<f32> = sequences
+            .iter()
+            .flat_map(|ids| ids.iter().enumerate())
+            .flat_map(|(position, &id)| {
+                let word = &self.word_embeddings[id as usize * hidden..][..hidden];
+                let place = &self.position_embeddings[position * hidden..][..hidden];
+                (0..hidden).map(move |i| word[i] + place[i] + self.token_type_embedding[i])
+            })
+            .collect();
+        self.embeddings_norm.apply(&mut x, None);
+
+        for layer in &self.layers {
+            let qkv = layer.qkv.apply(&x);
+            let context = self.attention(&qkv, &spans);
+            let attended = layer.attention_out.apply(&context);
+            layer.attention_norm.apply(&mut x, Some(&attended));
+            let mut inner = layer.intermediate.apply(&x);
+            inner.par_iter_mut().for_each(|v| *v = gelu(*v));
+            let output = layer.output.apply(&inner);
+            layer.output_norm.apply(&mut x, Some(&output));
+        }
+
+        spans
+            .iter()
+            .map(|&(start, len)| {
+                // sentence-transformers' Pooling(mean) then Normalize. The
+                // division by the token count cancels in the normalisation, and
+                // its floors (count >= 1e-9, norm >= 1e-12) never bite, as every
+                // sequence holds at least [CLS] and [SEP]: a sum is enough.
+                let mut sum = vec![0.0f32; hidden];
+                for row in x[start * hidden..(start + len) * hidden].chunks_exact(hidden) {
+                    sum.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+                }
+                let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
+                sum.iter_mut().for_each(|v| *v /= norm);
+                sum
+            })
+            .collect()
+    }
+
+    /// Multi-head self-attention of each sequence over itself. `qkv` holds a
+    /// row per token: its query, key and value side by side.
+    fn attention(&self, qkv: &[f32], spans: &[(usize, usize)]) -> Vec<f32> {
+        let hidden = Self::DIMENSIONS;
+        let head_size = hidden / self.heads;
+        let scale = 1.0 / (head_size as f32).sqrt();
+        let mut context = vec![0.0f32; qkv.len() / 3];
+
+        // Hand each sequence its own rows of `context`, so sequences can run
+        // in parallel without sharing anything writable.
+        let mut rest = context.as_mut_slice();
+        let mut jobs = Vec::with_capacity(spans.len());
+        for &(start, len) in spans {
+            let (rows, tail) = rest.split_at_mut(len * hidden);
+            jobs.push((start, len, rows));
+            rest = tail;
+        }
+        jobs.into_par_iter().for_each(|(start, len, rows)| {
+            let seq = &qkv[start * 3 * hidden..(start + len) * 3 * hidden];
+            let mut scores = vec![0.0f32; len * len];
+            for head in 0..self.heads {
+                let (q, k, v) = (
+                    head * head_size,
+                    hidden + head * head_size,
+                    2 * hidden + head * head_size,
+                );
+                let stride = 3 * hidden as isize;
+                // scores = scale * Q K^T, then a row-wise softmax.
+                // SAFETY: every pointer, extent and stride below stays inside
+                // `seq` (len rows of 3 * hidden), `scores` (len x len) or
+                // `rows` (len rows of hidden).
+                unsafe {
+                    matrixmultiply::sgemm(
+                        len,
+                        head_size,
+                        len,
+                        scale,
+                        seq[q..].as_ptr(),
+                        stride,
+                        1,
+                        seq[k..].as_ptr(),
+                        1,
+                        stride,
+                        0.0,
+                        scores.as_mut_ptr(),
+                        len as isize,
+                        1,
+                    );
+                }
+                for row in scores.chunks_exact_mut(len) {
+                    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    row.iter_mut().for_each(|s| *s = (*s - max).exp());
+                    let sum: f32 = row.iter().sum();
+                    row.iter_mut().for_each(|s| *s /= sum);
+                }
+                // This head's slice of the context = scores V.
+                // SAFETY: as above.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        len,
+                        len,
+                        head_size,
+                        1.0,
+                        scores.as_ptr(),
+                        len as isize,
+                        1,
+                        seq[v..].as_ptr(),
+                        stride,
+                        1,
+                        0.0,
+                        rows[head * head_size..].as_mut_ptr(),
+                        hidden as isize,
+                        1,
+                    );
+                }
+            }
+        });
+        context
+    }
+}
+
+impl Linear {
+    /// `x` holds one row of `inputs` per token; returns a row of `outputs` each.
+    fn apply(&self, x: &[f32]) -> Vec<f32> {
+        let rows = x.len() / self.inputs;
+        let mut y = vec![0.0f32; rows * self.outputs];
+        // Split the rows between threads; each block is one matrix product.
+        let block = rows.div_ceil(rayon::current_num_threads()).max(1);
+        y.par_chunks_mut(block * self.outputs)
+            .zip(x.par_chunks(block * self.inputs))
+            .for_each(|(y, x)| {
+                for row in y.chunks_exact_mut(self.outputs) {
+                    row.copy_from_slice(&self.bias);
+                }
+                // y += x W^T, reading the stored `outputs x inputs` weight as
+                // its transpose through swapped strides.
+                // SAFETY: x is (y.len() / outputs) x inputs, W is outputs x
+                // inputs and y is as many rows of outputs, all contiguous.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        x.len() / self.inputs,
+                        self.inputs,
+                        self.outputs,
+                        1.0,
+                        x.as_ptr(),
+                        self.inputs as isize,
+                        1,
+                        self.weight.as_ptr(),
+                        1,
+                        self.inputs as isize,
+                        1.0,
+                        y.as_mut_ptr(),
+                        self.outputs as isize,
+                        1,
+                    );
+                }
+            });
+        y
+    }
+}
+
+impl LayerNorm {
+    /// `x = LayerNorm(x + residual)` row by row, as BERT's post-norm blocks do.
+    fn apply(&self, x: &mut [f32], residual: Option<&[f32]>) {
+        let width = self.weight.len();
+        x.par_chunks_mut(width).enumerate().for_each(|(i, row)| {
+            if let Some(residual) = residual {
+                let add = &residual[i * width..][..width];
+                row.iter_mut().zip(add).for_each(|(v, r)| *v += r);
+            }
+            let mean = row.iter().sum::<f32>() / width as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width as f32;
+            let inv = 1.0 / (var + self.eps).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
+                *v = (*v - mean) * inv * w + b;
+            }
+        });
+    }
+}
+
+/// The exact (erf) GELU that BERT's "gelu" means, not the tanh approximation.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Copies out a float32 tensor after checking it has the shape the config implies.
+fn load_tensor(tensors: &SafeTensors, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+    let view = tensors
+        .tensor(name)
+        .with_context(|| format!("model.safetensors lacks {name}"))?;
+    ensure!(
+        view.dtype() == Dtype::F32 && view.shape() == shape,
+        "model.safetensors: {name} is {:?} {:?}, expected F32 {shape:?}",
+        view.dtype(),
+        view.shape()
+    );
+    Ok(view
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// Reads `dir/name`, failing with directions to `scripts/fetch-model.sh` when
+/// the file is missing or is not the pinned one.
+fn read_pinned(dir: &Path, name: &str, sha256: &str) -> Result<Vec<u8>> {
+    let path = dir.join(name);
+    let fetch = format!(
+        "run scripts/fetch-model.sh {} to install {}",
+        dir.display(),
+        MiniLm::MODEL_NAME
+    );
+    let bytes =
+        std::fs::read(&path).with_context(|| format!("cannot read {}; {fetch}", path.display()))?;
+    let actual = format!("{:x}", Sha256::digest(&bytes));
+    if actual != sha256 {
+        bail!(
+            "{} has sha256 {actual}, expected {sha256} (corrupt, partial or another model); {fetch}",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::OnceLock;
+
+    /// Loaded once and shared by the tests, which also proves `MiniLm` is
+    /// `Send + Sync` (it is meant to live on a worker thread).
+    fn model() -> &'static MiniLm {
+        static MODEL: OnceLock<MiniLm> = OnceLock::new();
+        MODEL.get_or_init(|| {
+            let dir = crate::config::default_model_dir();
+            MiniLm::load(&dir).unwrap_or_else(|e| {
+                panic!(
+                    "all-MiniLM-L6-v2 is not installed in {}: {e:#}\n\
+                     Install it with `scripts/fetch-model.sh` (it honours MEMORY_CORE_MODEL_DIR).",
+                    dir.display()
+                )
+            })
+        })
+    }
+
+    /// Changes topic after ~150 word pieces and runs to ~370, so cutting at
+    /// 128, at 256 or not at all gives vectors that differ by more than 0.04.
+    fn long_text() -> String {
+        let a = "The committee reviewed every clause of the agreement before voting.";
+        let b = "Volcanic ash grounded all flights across northern Europe for a week.";
+        [vec![a; 12], vec![b; 20]].concat().join(" ")
+    }
+
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn matches_reference_vectors() {
+        // First five components from an independent float64 numpy BERT fed by
+        // transformers' pure-Python BertTokenizer over vocab.txt; the first two
+        // also match published sentence-transformers output to 1e-6.
+        let pinned: [(String, [f32; 5]); 4] = [
+            (
+                "This is an example sentence".into(),
+                [0.067657, 0.063496, 0.048713, 0.079305, 0.037448],
+            ),
+            (
+                String::new(),
+                [-0.118838, 0.048299, -0.002548, -0.011011, 0.051951],
+            ),
+            (
+                "Naïve café owners in Zürich serve crème brûlée — 東京 too! 🙂".into(),
+                [0.072361, -0.002200, 0.054970, -0.043000, -0.008547],
+            ),
+            (
+                long_text(),
+                [0.045350, -0.005702, 0.117226, 0.007735, 0.010754],
+            ),
+        ];
+        let texts: Vec<String> = pinned.iter().map(|(text, _)| text.clone()).collect();
+        // One call, so the short texts are padded next to the long one.
+        let vectors = model().embed(&texts).unwrap();
+        assert_eq!(vectors.len(), pinned.len());
+        for ((text, expected), vector) in pinned.iter().zip(&vectors) {
+            assert_eq!(vector.len(), MiniLm::DIMENSIONS);
+            assert!((dot(vector, vector) - 1.0).abs() < 1e-5);
+            let worst = vector
+                .iter()
+                .zip(expected)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(
+                worst < 1e-4,
+                "{:?}: got {:?}, expected {expected:?}",
+                text.chars().take(40).collect::<String>(),
+                &vector[..5]
+            );
+        }
+    }
+
+    #[test]
+    fn batching_does_not_change_vectors() {
+        // More texts than BATCH_SIZE, of varied lengths, so chunking and
+        // packing sequences side by side are both exercised.
+        let texts: Vec<String> = (0..40)
+            .map(|i| format!("item {i}: {}", "the river bends ".repeat(i % 9)))
+            .collect();
+        let together = model().embed(&texts).unwrap();
+        for (text, batched) in texts.iter().zip(&together) {
+            let alone = &model().embed(std::slice::from_ref(text)).unwrap()[0];
+            let worst = alone
+                .iter()
+                .zip(batched)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(worst < 1e-5, "{text:?} differs by {worst} when batched");
+        }
+    }
+
+    #[test]
+    fn paraphrase_is_closer_than_unrelated_text() {
+        let texts = [
+            "The quick brown fox jumps over the lazy dog.",
+            "A fast brown fox leaps over a sleepy dog.",
+            "Quarterly tax filings are due at the end of the month.",
+        ]
+        .map(String::from);
+        let v = model().embed(&texts).unwrap();
+        let (paraphrase, unrelated) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+        // Reference: 0.8524 and 0.0847.
+        assert!(
+            paraphrase > 0.8 && unrelated < 0.2,
+            "{paraphrase} vs {unrelated}"
+        );
+    }
+
+    #[test]
+    fn no_texts_give_no_vectors() {
+        assert!(model().embed(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_missing_or_altered_files() {
+        let dir = std::env::temp_dir().join(format!("minilm-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = MiniLm::load(&dir)
+            .err()
+            .expect("an empty directory must not load");
+        std::fs::write(dir.join("config.json"), b"{}").unwrap();
+        let altered = MiniLm::load(&dir)
+            .err()
+            .expect("an altered config.json must not load");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        for e in [&missing, &altered] {
+            assert!(format!("{e:#}").contains("scripts/fetch-model.sh"), "{e:#}");
+        }
+        assert!(format!("{altered:#}").contains("sha256"), "{altered:#}");
+    }
+}

@@ -1,0 +1,439 @@
+//! The wasmtime host: loads the memory-core component (compiled once and
+//! cached), grants it the workspace as its only preopened directory, lends it
+//! the embedder and model imports, and runs every call under an epoch deadline
+//! and a memory cap. A trap or a timeout kills only the instance: the next call
+//! gets a fresh one, and SQLite's journal keeps the index whole.
+
+use crate::embed::{EmbedFailure, Lender};
+use anyhow::{bail, Context};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+
+wasmtime::component::bindgen!({
+    world: "memory-core",
+    path: "../wit",
+});
+
+pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
+pub use exports::openclaw::memory::recall as wit_recall;
+pub use exports::openclaw::memory::store as wit_store;
+pub use openclaw::memory::types as wit;
+
+/// Where the workspace appears inside the sandbox.
+pub const GUEST_WORKSPACE: &str = "/workspace";
+/// How often the epoch ticks; deadlines are whole ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+#[derive(Debug, Clone)]
+pub struct HostLimits {
+    /// Wall-clock deadline of one call into the component.
+    pub call_timeout: Duration,
+    /// Cap on the component's linear memory, in bytes.
+    pub memory_bytes: usize,
+}
+
+/// Everything one instance's store holds.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    embedder: Arc<Lender>,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl openclaw::memory::types::Host for HostState {}
+
+impl openclaw::memory::embedder::Host for HostState {
+    fn describe(&mut self) -> Option<openclaw::memory::embedder::EmbedderInfo> {
+        self.embedder
+            .describe()
+            .map(|i| openclaw::memory::embedder::EmbedderInfo {
+                provider: i.provider,
+                model: i.model,
+                dimensions: i.dimensions,
+                max_batch: i.max_batch,
+            })
+    }
+
+    fn embed(
+        &mut self,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<f32>>, openclaw::memory::embedder::EmbedError> {
+        use openclaw::memory::embedder::EmbedError;
+        self.embedder.embed(texts).map_err(|e| match e {
+            EmbedFailure::Unavailable(m) => EmbedError::Unavailable(m),
+            EmbedFailure::Timeout(m) => EmbedError::Timeout(m),
+            EmbedFailure::Failed(m) => EmbedError::Failed(m),
+        })
+    }
+}
+
+impl openclaw::memory::model::Host for HostState {
+    fn complete(
+        &mut self,
+        _request: openclaw::memory::model::CompletionRequest,
+    ) -> Result<openclaw::memory::model::Completion, openclaw::memory::model::ModelError> {
+        Err(openclaw::memory::model::ModelError::Unavailable(
+            "no language model is configured".into(),
+        ))
+    }
+}
+
+/// A failure of a call, as the harness reports it.
+#[derive(Debug)]
+pub enum CallError {
+    /// The component answered with its documented error.
+    Memory(wit::Error),
+    /// The instance trapped, ran past its deadline or out of memory; it was
+    /// discarded and the next call gets a fresh one.
+    Trap(String),
+    /// The host could not set up the call.
+    Host(anyhow::Error),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Memory(e) => write!(f, "{}: {}", error_kind(e), error_message(e)),
+            CallError::Trap(m) => write!(f, "the component stopped: {m}"),
+            CallError::Host(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+pub fn error_kind(e: &wit::Error) -> &'static str {
+    match e {
+        wit::Error::InvalidInput(_) => "invalid-input",
+        wit::Error::NotFound(_) => "not-found",
+        wit::Error::AccessDenied(_) => "access-denied",
+        wit::Error::TooLarge(_) => "too-large",
+        wit::Error::Io(_) => "io",
+        wit::Error::Index(_) => "index",
+        wit::Error::Internal(_) => "internal",
+    }
+}
+
+pub fn error_message(e: &wit::Error) -> &str {
+    match e {
+        wit::Error::InvalidInput(m)
+        | wit::Error::NotFound(m)
+        | wit::Error::AccessDenied(m)
+        | wit::Error::TooLarge(m)
+        | wit::Error::Io(m)
+        | wit::Error::Index(m)
+        | wit::Error::Internal(m) => m,
+    }
+}
+
+struct Live {
+    store: Store<HostState>,
+    bindings: MemoryCore,
+    memory: ResourceAny,
+}
+
+/// A loaded component bound to one workspace.
+pub struct MemoryHost {
+    engine: Engine,
+    component: Component,
+    linker: Linker<HostState>,
+    workspace: PathBuf,
+    settings: wit_store::Settings,
+    limits: HostLimits,
+    embedder: Arc<Lender>,
+    live: Option<Live>,
+    ticking: Arc<AtomicBool>,
+}
+
+impl Drop for MemoryHost {
+    fn drop(&mut self) {
+        self.ticking.store(false, Ordering::Relaxed);
+    }
+}
+
+impl MemoryHost {
+    pub fn new(
+        component_path: &Path,
+        cache_dir: Option<&Path>,
+        workspace: &Path,
+        settings: wit_store::Settings,
+        limits: HostLimits,
+        embedder: Lender,
+    ) -> anyhow::Result<MemoryHost> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        let engine = Engine::new(&config)?;
+        let component = load_component(&engine, component_path, cache_dir)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        MemoryCore::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+        let ticking = Arc::new(AtomicBool::new(true));
+        {
+            let engine = engine.clone();
+            let ticking = ticking.clone();
+            std::thread::spawn(move || {
+                while ticking.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            });
+        }
+        let workspace = workspace
+            .canonicalize()
+            .with_context(|| format!("the workspace {} cannot be opened", workspace.display()))?;
+        Ok(MemoryHost {
+            engine,
+            component,
+            linker,
+            workspace,
+            settings,
+            limits,
+            embedder: Arc::new(embedder),
+            live: None,
+            ticking,
+        })
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    fn instantiate(&mut self) -> Result<Live, CallError> {
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stderr();
+        wasi.preopened_dir(&self.workspace, GUEST_WORKSPACE, FsPerms::ReadWrite)
+            .map_err(|e| CallError::Host(e.into()))?;
+        let state = HostState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.limits.memory_bytes)
+                .instances(4)
+                .build(),
+            embedder: self.embedder.clone(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(self.deadline_ticks());
+        let bindings =
+            MemoryCore::instantiate(&mut store, &self.component, &self.linker).map_err(trap)?;
+        let opened = bindings
+            .openclaw_memory_store()
+            .memory()
+            .call_open(&mut store, &self.settings)
+            .map_err(trap)?;
+        let memory = opened.map_err(CallError::Memory)?;
+        Ok(Live {
+            store,
+            bindings,
+            memory,
+        })
+    }
+
+    fn deadline_ticks(&self) -> u64 {
+        (self.limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    }
+
+    /// Runs one call on a live instance (instantiating one if needed). If the
+    /// call traps, the instance is discarded.
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(
+            &mut Store<HostState>,
+            &MemoryCore,
+            ResourceAny,
+        ) -> wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T, CallError> {
+        if self.live.is_none() {
+            self.live = Some(self.instantiate()?);
+        }
+        let ticks = self.deadline_ticks();
+        let live = self.live.as_mut().expect("instantiated above");
+        live.store.set_epoch_deadline(ticks);
+        match f(&mut live.store, &live.bindings, live.memory) {
+            Ok(answer) => answer.map_err(CallError::Memory),
+            Err(error) => {
+                self.live = None;
+                Err(trap_with_deadline(error, self.limits.call_timeout))
+            }
+        }
+    }
+
+    pub fn sync(
+        &mut self,
+        request: &wit_store::SyncRequest,
+    ) -> Result<wit_store::SyncReport, CallError> {
+        self.call(|store, b, m| {
+            b.openclaw_memory_store()
+                .memory()
+                .call_sync(store, m, *request)
+        })
+    }
+
+    pub fn status(&mut self) -> Result<wit_store::StatusReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_store().memory().call_status(store, m))
+    }
+
+    pub fn search(
+        &mut self,
+        request: &wit_recall::SearchRequest,
+    ) -> Result<wit_recall::SearchResult, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_recall().call_search(store, m, request))
+    }
+
+    pub fn get(
+        &mut self,
+        request: &wit_recall::GetRequest,
+    ) -> Result<wit_recall::GetResult, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_recall().call_get(store, m, request))
+    }
+
+    pub fn bootstrap(
+        &mut self,
+        request: &wit_bootstrap::BootstrapRequest,
+    ) -> Result<wit_bootstrap::BootstrapResult, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_bootstrap().call_load(store, m, request))
+    }
+
+    /// Drops the live instance (the next call starts a fresh one).
+    pub fn reset(&mut self) {
+        self.live = None;
+    }
+
+    /// Whether an instance is live (a trap discards it).
+    pub fn has_live_instance(&self) -> bool {
+        self.live.is_some()
+    }
+}
+
+fn trap(error: wasmtime::Error) -> CallError {
+    CallError::Trap(format!("{error:#}"))
+}
+
+fn trap_with_deadline(error: wasmtime::Error, timeout: Duration) -> CallError {
+    if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
+        return CallError::Trap(format!(
+            "the call ran past its deadline of {} ms and was stopped; the next call starts a fresh instance",
+            timeout.as_millis()
+        ));
+    }
+    CallError::Trap(format!("{error:#}; the next call starts a fresh instance"))
+}
+
+/// Loads the component, compiling it only when no cached compilation for this
+/// exact file and engine exists. The cache key is the sha-256 of the `.wasm`
+/// and the engine's compatibility hash, so a rebuilt component or another
+/// wasmtime never reuses stale code.
+pub fn load_component(
+    engine: &Engine,
+    path: &Path,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Component> {
+    let bytes = std::fs::read(path).with_context(|| {
+        format!(
+            "cannot read the component {} (build it with `cargo build -p memory-core --target wasm32-wasip2 --release`)",
+            path.display()
+        )
+    })?;
+    let Some(cache_dir) = cache_dir else {
+        return Ok(Component::new(engine, &bytes)?);
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(&bytes);
+    std::hash::Hash::hash(
+        &engine.precompile_compatibility_hash(),
+        &mut HashWriter(&mut hasher),
+    );
+    let key: String = hasher
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let cached = cache_dir.join(format!("memory-core-{key}.cwasm"));
+    if cached.is_file() {
+        // SAFETY: the file was written by `precompile_component` of an engine
+        // with the same compatibility hash (part of its name), in a cache
+        // directory the harness owns.
+        if let Ok(component) = unsafe { Component::deserialize_file(engine, &cached) } {
+            return Ok(component);
+        }
+    }
+    let compiled = engine.precompile_component(&bytes)?;
+    std::fs::create_dir_all(cache_dir)
+        .with_context(|| format!("cannot create {}", cache_dir.display()))?;
+    let tmp = cached.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &compiled)?;
+    std::fs::rename(&tmp, &cached)?;
+    // SAFETY: just produced by this engine.
+    Ok(unsafe { Component::deserialize(engine, &compiled) }?)
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::hash::Hasher for HashWriter<'_> {
+    fn finish(&self) -> u64 {
+        0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// Guards a workspace against a second harness process: SQLite runs in
+/// exclusive mode inside the sandbox, so one process at a time may hold the
+/// index. The lock is an OS file lock, released when the process ends, even
+/// by a crash.
+pub struct WorkspaceLock {
+    _file: std::fs::File,
+}
+
+impl WorkspaceLock {
+    pub fn acquire(workspace: &Path) -> anyhow::Result<WorkspaceLock> {
+        let dir = workspace.join(".memory");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("harness.lock");
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                bail!(
+                    "another memory-harness ({}) is using the index of {}; wait for it to finish, then retry",
+                    holder.trim().is_empty().then(|| "unknown process".to_string()).unwrap_or(holder.trim().to_string()),
+                    workspace.display()
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).context("cannot lock the workspace")
+            }
+        }
+        use std::io::{Seek, Write};
+        file.set_len(0)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        write!(file, "pid {}", std::process::id())?;
+        Ok(WorkspaceLock { _file: file })
+    }
+}

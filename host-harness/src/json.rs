@@ -1,0 +1,145 @@
+//! The JSON shapes of the harness's answers: what `--json` prints and what
+//! conformance scenarios are checked against. One function per result type.
+
+use crate::host::{error_kind, error_message, wit, wit_bootstrap, wit_recall, wit_store};
+use serde_json::{json, Value};
+
+pub fn source_class(c: wit::SourceClass) -> &'static str {
+    match c {
+        wit::SourceClass::Owner => "owner",
+        wit::SourceClass::Agent => "agent",
+        wit::SourceClass::Untrusted => "untrusted",
+        wit::SourceClass::System => "system",
+    }
+}
+
+pub fn session_kind(k: wit::SessionKind) -> &'static str {
+    match k {
+        wit::SessionKind::Interactive => "interactive",
+        wit::SessionKind::Cron => "cron",
+        wit::SessionKind::Heartbeat => "heartbeat",
+        wit::SessionKind::Subagent => "subagent",
+    }
+}
+
+fn tokenizer(t: wit_store::FtsTokenizer) -> &'static str {
+    match t {
+        wit_store::FtsTokenizer::Unicode61 => "unicode61",
+        wit_store::FtsTokenizer::Trigram => "trigram",
+    }
+}
+
+fn problems(list: &[wit_store::FileProblem]) -> Value {
+    list.iter()
+        .map(|p| json!({"path": p.path, "problem": p.problem}))
+        .collect()
+}
+
+pub fn sync_report(r: &wit_store::SyncReport) -> Value {
+    json!({
+        "files_seen": r.files_seen,
+        "files_indexed": r.files_indexed,
+        "files_unchanged": r.files_unchanged,
+        "files_removed": r.files_removed,
+        "files_pending": r.files_pending,
+        "chunks_indexed": r.chunks_indexed,
+        "embeddings_computed": r.embeddings_computed,
+        "embeddings_cached": r.embeddings_cached,
+        "embedding_problem": r.embedding_problem,
+        "rebuilt": r.rebuilt,
+        "problems": problems(&r.problems),
+    })
+}
+
+pub fn status_report(s: &wit_store::StatusReport) -> Value {
+    json!({
+        "index_path": s.index_path,
+        "schema_version": s.schema_version,
+        "revision": s.revision,
+        "files": s.files,
+        "entries": s.entries,
+        "windows": s.windows,
+        "embedded": s.embedded,
+        "embedder": s.embedder,
+        "search_mode": s.search_mode,
+        "fts_tokenizer": tokenizer(s.fts_tokenizer),
+        "embedding_cache_entries": s.embedding_cache_entries,
+        "files_stale": s.files_stale,
+        "by_source_class": s.by_source_class.iter().map(|c| (source_class(c.source_class).to_string(), json!(c.entries))).collect::<serde_json::Map<_, _>>(),
+        "by_session_kind": s.by_session_kind.iter().map(|k| (session_kind(k.session_kind).to_string(), json!(k.entries))).collect::<serde_json::Map<_, _>>(),
+        "problems": problems(&s.problems),
+    })
+}
+
+pub fn search_hit(h: &wit_recall::SearchHit) -> Value {
+    json!({
+        "path": h.path,
+        "start_line": h.lines.start,
+        "end_line": h.lines.end,
+        "score": round(h.score),
+        "citation": h.citation,
+        "heading": h.heading,
+        "snippet": h.snippet,
+        "source_class": source_class(h.provenance.source_class),
+        "session_kind": session_kind(h.provenance.session_kind),
+        "provenance_basis": match h.provenance.basis {
+            wit::ProvenanceBasis::Recorded => "recorded",
+            wit::ProvenanceBasis::OperatorFile => "operator-file",
+        },
+        "observed_at_ms": h.provenance.observed_at_ms,
+        "supersedes_key": h.provenance.supersedes_key,
+        "parts": {
+            "text": round(h.parts.text),
+            "vector": h.parts.vector.map(round),
+            "relevance": round(h.parts.relevance),
+            "recency": round(h.parts.recency),
+            "importance": round(h.parts.importance),
+        },
+    })
+}
+
+pub fn search_result(r: &wit_recall::SearchResult) -> Value {
+    json!({
+        "mode": match r.mode { wit_recall::SearchMode::Hybrid => "hybrid", wit_recall::SearchMode::FtsOnly => "fts-only" },
+        "degraded": r.degraded,
+        "hits": r.hits.iter().map(search_hit).collect::<Vec<_>>(),
+    })
+}
+
+pub fn get_result(g: &wit_recall::GetResult) -> Value {
+    json!({
+        "path": g.path,
+        "start_line": g.lines.start,
+        "end_line": g.lines.end,
+        "total_lines": g.total_lines,
+        "text": g.text,
+        "truncated": g.truncated,
+    })
+}
+
+pub fn bootstrap_result(b: &wit_bootstrap::BootstrapResult) -> Value {
+    json!({
+        "files": b.files.iter().map(|f| json!({
+            "path": f.path,
+            "present": f.present,
+            "original_chars": f.original_chars,
+            "injected_chars": f.injected_chars,
+            "truncated": f.truncated,
+            "text": f.text,
+        })).collect::<Vec<_>>(),
+        "text": b.text,
+        "total_chars": b.total_chars,
+        "digest": b.digest,
+        "changed": b.changed,
+    })
+}
+
+pub fn memory_error(e: &wit::Error) -> Value {
+    json!({"kind": error_kind(e), "message": error_message(e)})
+}
+
+/// Scores rounded to 6 decimals, so JSON output is stable across platforms'
+/// float printing.
+fn round(x: f32) -> f64 {
+    (x as f64 * 1e6).round() / 1e6
+}

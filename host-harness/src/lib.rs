@@ -1,0 +1,11 @@
+//! memory-harness: a small wasmtime host for the memory-core component, plus
+//! the configuration, embedders, CLI plumbing and conformance runner around it.
+//! It holds no memory logic: every decision is the component's.
+
+pub mod clock;
+pub mod config;
+pub mod conformance;
+pub mod embed;
+pub mod host;
+pub mod json;
+pub mod session;

@@ -1,0 +1,527 @@
+//! `memory-harness`: the command line of the wasmtime host for memory-core.
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use memory_harness::clock::{parse_now, system_now_ms};
+use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
+use memory_harness::host::{wit_bootstrap, wit_recall, wit_store, CallError};
+use memory_harness::session::Session;
+use memory_harness::{conformance, json};
+use serde_json::{json, Value};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "memory-harness",
+    version,
+    about = "Host the memory-core component over an agent workspace."
+)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Global {
+    /// The agent workspace (MEMORY.md, USER.md, memory/*.md); the component's only directory.
+    #[arg(long, global = true)]
+    workspace: Option<PathBuf>,
+    /// A fixed clock: YYYY-MM-DD (midnight UTC) or RFC 3339.
+    #[arg(long, global = true)]
+    now: Option<String>,
+    /// Embedder: minilm (default), none (FTS-only), test (deterministic), failing.
+    #[arg(long, global = true)]
+    embedder: Option<String>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Configuration file (TOML); default: ./memory-harness.toml when present.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// The component (.wasm); default: next to this binary in the Cargo target directory.
+    #[arg(long, global = true)]
+    component: Option<PathBuf>,
+    /// Directory of the MiniLM weights (default ~/.cache/memory-core/models/all-MiniLM-L6-v2).
+    #[arg(long, global = true)]
+    model_dir: Option<PathBuf>,
+    /// Recency half-life in days for daily notes; 0 = time-neutral ranking.
+    #[arg(long, global = true)]
+    half_life_days: Option<f32>,
+    /// FTS tokenizer: unicode61 or trigram (changing it rebuilds the index).
+    #[arg(long, global = true)]
+    tokenizer: Option<String>,
+    /// Compile the component afresh instead of using the compiled cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bring the index up to date with the memory files.
+    Index {
+        /// Re-read every file even if unchanged.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show what the index holds.
+    Status,
+    /// Ranked, cited recall (memory_search).
+    Search {
+        /// The query (omit with --batch).
+        query: Option<String>,
+        /// Read JSONL {"id","query"} from stdin; write one JSONL line per query.
+        #[arg(long)]
+        batch: bool,
+        #[arg(long)]
+        max_results: Option<u32>,
+        #[arg(long)]
+        min_score: Option<f32>,
+        /// Skip the incremental sync that runs before searching.
+        #[arg(long)]
+        no_sync: bool,
+    },
+    /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
+    Get { target: String },
+    /// The curated context a session starts with.
+    Bootstrap,
+    /// Build a sample workspace, index it and show bootstrap, search and get.
+    Demo {
+        /// Where to build the sample workspace (default: a new temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Run the conformance scenarios under DIR.
+    Conformance {
+        dir: PathBuf,
+        /// Only scenarios whose path contains this.
+        #[arg(long)]
+        filter: Option<String>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("memory-harness: {error:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    let g = cli.global.clone();
+    match cli.command {
+        Command::Conformance { dir, filter } => {
+            let resolved = resolved(&g, Some(PathBuf::from(".")))?;
+            let (passed, failed) =
+                conformance::run_all(&dir, &resolved.component, filter.as_deref())?;
+            println!("{passed} passed, {failed} failed");
+            Ok(if failed == 0 { 0 } else { 1 })
+        }
+        Command::Demo { dir } => demo(&g, dir),
+        Command::Index { force } => {
+            let mut session = open(&g)?;
+            let progress = !g.json && std::io::stderr().is_terminal();
+            let report = session
+                .sync_all(force, |r| {
+                    if progress {
+                        draw_progress(r);
+                    }
+                })
+                .map_err(call_error)?;
+            if progress {
+                eprintln!();
+            }
+            print_sync(&report, g.json);
+            Ok(0)
+        }
+        Command::Status => {
+            let mut session = open(&g)?;
+            let status = session.host.status().map_err(call_error)?;
+            if g.json {
+                println!("{}", json::status_report(&status));
+            } else {
+                print_status(&status);
+            }
+            Ok(0)
+        }
+        Command::Search {
+            query,
+            batch,
+            max_results,
+            min_score,
+            no_sync,
+        } => {
+            let mut session = open(&g)?;
+            if !no_sync {
+                session.sync_all(false, |_| {}).map_err(call_error)?;
+            }
+            if batch {
+                return search_batch(&mut session, max_results, min_score);
+            }
+            let query = query.context("give a QUERY, or --batch to read queries from stdin")?;
+            let request = wit_recall::SearchRequest {
+                query,
+                max_results,
+                min_score,
+                context: session.context(),
+            };
+            let result = session.host.search(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::search_result(&result));
+            } else {
+                print_search(&result);
+            }
+            Ok(0)
+        }
+        Command::Get { target } => {
+            let mut session = open(&g)?;
+            let request = parse_get_target(&target)?;
+            let got = session.host.get(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::get_result(&got));
+            } else {
+                println!("{}", got.text);
+                if got.truncated {
+                    eprintln!("(cut at the output limit after line {})", got.lines.end);
+                }
+            }
+            Ok(0)
+        }
+        Command::Bootstrap => {
+            let mut session = open(&g)?;
+            let request = wit_bootstrap::BootstrapRequest {
+                purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
+                context: session.context(),
+                known_digest: None,
+            };
+            let result = session.host.bootstrap(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::bootstrap_result(&result));
+            } else {
+                print_bootstrap(&result);
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<Resolved> {
+    let config_path = g.config.clone().or_else(|| {
+        let local = PathBuf::from("memory-harness.toml");
+        local.is_file().then_some(local)
+    });
+    let file = match &config_path {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    let overrides = Overrides {
+        workspace: g.workspace.clone().or(fallback_workspace),
+        component: g.component.clone(),
+        embedder: g.embedder.clone(),
+        model_dir: g.model_dir.clone(),
+        recency_half_life_days: g.half_life_days,
+        fts_tokenizer: g.tokenizer.clone(),
+        no_cache: g.no_cache,
+        ..Overrides::default()
+    };
+    resolve(&file, &overrides)
+}
+
+fn open(g: &Global) -> anyhow::Result<Session> {
+    let resolved = resolved(g, None)?;
+    let now = match &g.now {
+        Some(text) => parse_now(text)?,
+        None => system_now_ms(),
+    };
+    Session::open(&resolved, now)
+}
+
+fn call_error(error: CallError) -> anyhow::Error {
+    anyhow::anyhow!("{error}")
+}
+
+fn parse_get_target(target: &str) -> anyhow::Result<wit_recall::GetRequest> {
+    let (path, range) = match target.rsplit_once(':') {
+        Some((path, range))
+            if !range.is_empty() && range.bytes().all(|b| b.is_ascii_digit() || b == b'-') =>
+        {
+            (path, Some(range))
+        }
+        _ => (target, None),
+    };
+    let (start_line, end_line) = match range {
+        None => (None, None),
+        Some(range) => match range.split_once('-') {
+            Some((from, to)) => (
+                Some(from.parse().context("bad FROM line")?),
+                Some(to.parse().context("bad TO line")?),
+            ),
+            None => {
+                let line = range.parse().context("bad line number")?;
+                (Some(line), Some(line))
+            }
+        },
+    };
+    Ok(wit_recall::GetRequest {
+        path: path.to_string(),
+        start_line,
+        end_line,
+    })
+}
+
+fn search_batch(
+    session: &mut Session,
+    max_results: Option<u32>,
+    min_score: Option<f32>,
+) -> anyhow::Result<i32> {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for (number, line) in stdin.lock().lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer: Value = match serde_json::from_str::<Value>(&line) {
+            Ok(request) => {
+                let id = request.get("id").cloned().unwrap_or(Value::Null);
+                match request.get("query").and_then(Value::as_str) {
+                    None => {
+                        json!({"id": id, "error": {"kind": "invalid-input", "message": "each line needs a string `query`"}})
+                    }
+                    Some(query) => {
+                        let search = wit_recall::SearchRequest {
+                            query: query.to_string(),
+                            max_results,
+                            min_score,
+                            context: session.context(),
+                        };
+                        let started = std::time::Instant::now();
+                        match session.host.search(&search) {
+                            Ok(result) => {
+                                let mut v = json::search_result(&result);
+                                v["id"] = id;
+                                v["ms"] = json!(started.elapsed().as_secs_f64() * 1000.0);
+                                v
+                            }
+                            Err(CallError::Memory(e)) => {
+                                json!({"id": id, "error": json::memory_error(&e)})
+                            }
+                            Err(e) => {
+                                json!({"id": id, "error": {"kind": "host", "message": e.to_string()}})
+                            }
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                json!({"id": null, "error": {"kind": "invalid-input", "message": format!("line {}: {e}", number + 1)}})
+            }
+        };
+        writeln!(out, "{answer}")?;
+    }
+    Ok(0)
+}
+
+fn draw_progress(r: &wit_store::SyncReport) {
+    let done = r.files_indexed;
+    let total = r.files_indexed + r.files_pending;
+    let width = 30usize;
+    let filled = if total == 0 {
+        width
+    } else {
+        (done as usize * width) / total as usize
+    };
+    eprint!(
+        "\rindexing [{}{}] {done}/{total} files",
+        "#".repeat(filled),
+        " ".repeat(width - filled)
+    );
+    let _ = std::io::stderr().flush();
+}
+
+fn print_sync(r: &wit_store::SyncReport, as_json: bool) {
+    if as_json {
+        println!("{}", json::sync_report(r));
+        return;
+    }
+    println!(
+        "{} files: {} indexed, {} unchanged, {} removed; {} entries and windows; embeddings {} computed, {} cached",
+        r.files_seen, r.files_indexed, r.files_unchanged, r.files_removed, r.chunks_indexed, r.embeddings_computed, r.embeddings_cached
+    );
+    if let Some(reason) = &r.rebuilt {
+        println!("index rebuilt: {reason}");
+    }
+    if let Some(problem) = &r.embedding_problem {
+        println!("embeddings skipped (search stays lexical for those entries): {problem}");
+    }
+    for p in &r.problems {
+        println!("  {}: {}", p.path, p.problem);
+    }
+}
+
+fn print_status(s: &wit_store::StatusReport) {
+    println!(
+        "index      {} (schema {}, revision {})",
+        s.index_path, s.schema_version, s.revision
+    );
+    println!(
+        "files      {} ({} changed on disk since the last sync)",
+        s.files, s.files_stale
+    );
+    println!(
+        "entries    {} (+ {} daily-note windows)",
+        s.entries, s.windows
+    );
+    println!(
+        "search     {} — embedder {}, {} vectors, cache {}",
+        s.search_mode, s.embedder, s.embedded, s.embedding_cache_entries
+    );
+    let classes: Vec<String> = s
+        .by_source_class
+        .iter()
+        .map(|c| format!("{} {}", json::source_class(c.source_class), c.entries))
+        .collect();
+    let kinds: Vec<String> = s
+        .by_session_kind
+        .iter()
+        .map(|k| format!("{} {}", json::session_kind(k.session_kind), k.entries))
+        .collect();
+    println!("provenance {}", classes.join(", "));
+    println!("sessions   {}", kinds.join(", "));
+    if !s.problems.is_empty() {
+        println!("problems");
+        for p in &s.problems {
+            println!("  {}: {}", p.path, p.problem);
+        }
+    }
+}
+
+fn print_search(r: &wit_recall::SearchResult) {
+    if let Some(reason) = &r.degraded {
+        println!("(lexical only: {reason})");
+    }
+    if r.hits.is_empty() {
+        println!("no matches");
+    }
+    for (i, h) in r.hits.iter().enumerate() {
+        println!(
+            "{}. {}  score {:.3}  [{}/{}]",
+            i + 1,
+            h.citation,
+            h.score,
+            json::source_class(h.provenance.source_class),
+            json::session_kind(h.provenance.session_kind)
+        );
+        for line in h.snippet.lines() {
+            println!("   {line}");
+        }
+    }
+}
+
+fn print_bootstrap(b: &wit_bootstrap::BootstrapResult) {
+    for f in &b.files {
+        match (&f.present, &f.truncated) {
+            (false, _) => println!("{}: missing (nothing injected)", f.path),
+            (true, None) => println!("{}: {} characters injected", f.path, f.injected_chars),
+            (true, Some(why)) => println!(
+                "{}: TRUNCATED to {} of {} characters ({why})",
+                f.path, f.injected_chars, f.original_chars
+            ),
+        }
+    }
+    println!(
+        "total {} characters, digest {}\n",
+        b.total_chars,
+        &b.digest[..12]
+    );
+    println!("{}", b.text);
+}
+
+const DEMO_FILES: &[(&str, &str)] = &[
+    ("AGENTS.md", include_str!("../demo/AGENTS.md")),
+    ("MEMORY.md", include_str!("../demo/MEMORY.md")),
+    ("USER.md", include_str!("../demo/USER.md")),
+    (
+        "memory/2026-11-28.md",
+        include_str!("../demo/memory/2026-11-28.md"),
+    ),
+    (
+        "memory/2026-12-01.md",
+        include_str!("../demo/memory/2026-12-01.md"),
+    ),
+];
+
+fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
+    let dir = match dir.or_else(|| g.workspace.clone()) {
+        Some(dir) => dir,
+        None => std::env::temp_dir().join(format!("memory-core-demo-{}", std::process::id())),
+    };
+    if dir.join("MEMORY.md").exists() {
+        bail!(
+            "{} already holds a MEMORY.md; pass an empty or new --dir",
+            dir.display()
+        );
+    }
+    for (path, content) in DEMO_FILES {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().expect("demo paths have a parent"))?;
+        std::fs::write(&target, content)?;
+    }
+    let mut g = g.clone();
+    g.workspace = Some(dir.clone());
+    g.now = g.now.or(Some("2026-12-02".into()));
+    println!("== sample workspace: {}\n", dir.display());
+    let mut session = open(&g)?;
+    println!("== memory-harness index");
+    let report = session.sync_all(false, |_| {}).map_err(call_error)?;
+    print_sync(&report, false);
+    println!("\n== memory-harness bootstrap");
+    let boot = session
+        .host
+        .bootstrap(&wit_bootstrap::BootstrapRequest {
+            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
+            context: session.context(),
+            known_digest: None,
+        })
+        .map_err(call_error)?;
+    print_bootstrap(&boot);
+    for query in [
+        "what did we decide about the gateway?",
+        "why did the CI build fail?",
+        "who owns billing",
+    ] {
+        println!("== memory-harness search {query:?}");
+        let result = session
+            .host
+            .search(&wit_recall::SearchRequest {
+                query: query.into(),
+                max_results: Some(3),
+                min_score: None,
+                context: session.context(),
+            })
+            .map_err(call_error)?;
+        print_search(&result);
+        println!();
+    }
+    println!("== memory-harness get memory/2026-12-01.md:3");
+    let got = session
+        .host
+        .get(&parse_get_target("memory/2026-12-01.md:3")?)
+        .map_err(call_error)?;
+    println!("{}\n", got.text);
+    println!("== memory-harness get ../etc/passwd");
+    match session.host.get(&parse_get_target("../etc/passwd")?) {
+        Ok(_) => bail!("the demo expected path traversal to be refused"),
+        Err(error) => println!("refused: {error}\n"),
+    }
+    println!("== memory-harness status");
+    print_status(&session.host.status().map_err(call_error)?);
+    Ok(0)
+}

@@ -1,0 +1,334 @@
+//! The component boundary: the only module that sees the generated WIT
+//! bindings. It converts WIT shapes to the crate's own types and back, and
+//! adapts the host's embedder import to the `Embedder` trait.
+
+use crate::api as core;
+use crate::embedding::{Embedder, EmbedderInfo};
+use crate::error::MemoryError;
+use std::cell::RefCell;
+
+wit_bindgen::generate!({
+    world: "memory-core",
+    path: "../wit",
+});
+
+use exports::openclaw::memory::bootstrap as wit_bootstrap;
+use exports::openclaw::memory::recall as wit_recall;
+use exports::openclaw::memory::store as wit_store;
+use openclaw::memory::embedder as host_embedder;
+use openclaw::memory::types as wit;
+
+struct Component;
+
+/// The exported `memory` resource.
+pub struct MemoryResource {
+    inner: RefCell<crate::Memory>,
+}
+
+/// The host's embedder, through the import.
+struct HostEmbedder;
+
+impl Embedder for HostEmbedder {
+    fn describe(&self) -> Option<EmbedderInfo> {
+        host_embedder::describe().map(|i| EmbedderInfo {
+            provider: i.provider,
+            model: i.model,
+            dimensions: i.dimensions,
+            max_batch: i.max_batch,
+        })
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        host_embedder::embed(texts).map_err(|e| match e {
+            host_embedder::EmbedError::Unavailable(m) => format!("unavailable: {m}"),
+            host_embedder::EmbedError::Timeout(m) => format!("timed out: {m}"),
+            host_embedder::EmbedError::Failed(m) => format!("failed: {m}"),
+        })
+    }
+}
+
+impl wit_store::Guest for Component {
+    type Memory = MemoryResource;
+}
+
+impl wit_store::GuestMemory for MemoryResource {
+    fn open(settings: wit_store::Settings) -> Result<wit_store::Memory, wit::Error> {
+        let settings = core::Settings {
+            workspace: settings.workspace.into(),
+            search: core::SearchSettings {
+                max_results: settings.search.max_results,
+                min_score: settings.search.min_score,
+                candidates_per_leg: settings.search.candidates_per_leg,
+                vector_weight: settings.search.vector_weight,
+                recency_half_life_days: settings.search.recency_half_life_days,
+                mmr_lambda: settings.search.mmr_lambda,
+            },
+            chunking: core::ChunkSettings {
+                tokens: settings.chunking.tokens,
+                overlap: settings.chunking.overlap,
+            },
+            fts_tokenizer: match settings.fts_tokenizer {
+                wit_store::FtsTokenizer::Unicode61 => core::FtsTokenizer::Unicode61,
+                wit_store::FtsTokenizer::Trigram => core::FtsTokenizer::Trigram,
+            },
+            bootstrap: crate::bootstrap::Budgets {
+                max_file_chars: settings.bootstrap.max_file_chars as usize,
+                max_user_file_chars: settings.bootstrap.max_user_file_chars as usize,
+                max_total_chars: settings.bootstrap.max_total_chars as usize,
+            },
+        };
+        let memory = crate::Memory::open(settings, Box::new(HostEmbedder)).map_err(to_wit_error)?;
+        Ok(wit_store::Memory::new(MemoryResource {
+            inner: RefCell::new(memory),
+        }))
+    }
+
+    fn sync(&self, request: wit_store::SyncRequest) -> Result<wit_store::SyncReport, wit::Error> {
+        let report = self
+            .inner
+            .borrow_mut()
+            .sync(core::SyncRequest {
+                max_files: request.max_files,
+                force: request.force,
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_store::SyncReport {
+            files_seen: report.files_seen,
+            files_indexed: report.files_indexed,
+            files_unchanged: report.files_unchanged,
+            files_removed: report.files_removed,
+            files_pending: report.files_pending,
+            chunks_indexed: report.chunks_indexed,
+            embeddings_computed: report.embeddings_computed,
+            embeddings_cached: report.embeddings_cached,
+            embedding_problem: report.embedding_problem,
+            rebuilt: report.rebuilt,
+            problems: report.problems.into_iter().map(file_problem).collect(),
+        })
+    }
+
+    fn status(&self) -> Result<wit_store::StatusReport, wit::Error> {
+        let s = self.inner.borrow_mut().status().map_err(to_wit_error)?;
+        Ok(wit_store::StatusReport {
+            index_path: s.index_path,
+            schema_version: s.schema_version,
+            revision: s.revision,
+            files: s.files,
+            entries: s.entries,
+            windows: s.windows,
+            embedded: s.embedded,
+            embedder: s.embedder,
+            search_mode: s.search_mode.as_str().to_string(),
+            fts_tokenizer: match s.fts_tokenizer {
+                core::FtsTokenizer::Unicode61 => wit_store::FtsTokenizer::Unicode61,
+                core::FtsTokenizer::Trigram => wit_store::FtsTokenizer::Trigram,
+            },
+            embedding_cache_entries: s.embedding_cache_entries,
+            files_stale: s.files_stale,
+            by_source_class: s
+                .by_source_class
+                .into_iter()
+                .map(|(c, n)| wit_store::ClassCount {
+                    source_class: source_class(c),
+                    entries: n,
+                })
+                .collect(),
+            by_session_kind: s
+                .by_session_kind
+                .into_iter()
+                .map(|(k, n)| wit_store::KindCount {
+                    session_kind: session_kind(k),
+                    entries: n,
+                })
+                .collect(),
+            problems: s.problems.into_iter().map(file_problem).collect(),
+        })
+    }
+}
+
+impl wit_recall::Guest for Component {
+    fn search(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_recall::SearchRequest,
+    ) -> Result<wit_recall::SearchResult, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let result = memory
+            .inner
+            .borrow_mut()
+            .search(&core::SearchRequest {
+                query: request.query,
+                max_results: request.max_results,
+                min_score: request.min_score,
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_recall::SearchResult {
+            hits: result
+                .hits
+                .into_iter()
+                .map(|h| wit_recall::SearchHit {
+                    path: h.path,
+                    lines: wit::LineRange {
+                        start: h.start_line,
+                        end: h.end_line,
+                    },
+                    score: h.score,
+                    parts: wit_recall::ScoreParts {
+                        text: h.parts.text,
+                        vector: h.parts.vector,
+                        relevance: h.parts.relevance,
+                        recency: h.parts.recency,
+                        importance: h.parts.importance,
+                    },
+                    snippet: h.snippet,
+                    heading: h.heading,
+                    citation: h.citation,
+                    provenance: provenance(h.provenance),
+                })
+                .collect(),
+            mode: match result.mode {
+                core::SearchMode::Hybrid => wit_recall::SearchMode::Hybrid,
+                core::SearchMode::FtsOnly => wit_recall::SearchMode::FtsOnly,
+            },
+            degraded: result.degraded,
+        })
+    }
+
+    fn get(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_recall::GetRequest,
+    ) -> Result<wit_recall::GetResult, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let got = memory
+            .inner
+            .borrow()
+            .get(&core::GetRequest {
+                path: request.path,
+                start_line: request.start_line,
+                end_line: request.end_line,
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_recall::GetResult {
+            path: got.path,
+            lines: wit::LineRange {
+                start: got.start_line,
+                end: got.end_line,
+            },
+            total_lines: got.total_lines,
+            text: got.text,
+            truncated: got.truncated,
+        })
+    }
+}
+
+impl wit_bootstrap::Guest for Component {
+    fn load(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_bootstrap::BootstrapRequest,
+    ) -> Result<wit_bootstrap::BootstrapResult, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let result = memory
+            .inner
+            .borrow()
+            .bootstrap(&core::BootstrapRequest {
+                purpose: match request.purpose {
+                    wit_bootstrap::BootstrapPurpose::SessionStart => {
+                        core::BootstrapPurpose::SessionStart
+                    }
+                    wit_bootstrap::BootstrapPurpose::TurnRefresh => {
+                        core::BootstrapPurpose::TurnRefresh
+                    }
+                },
+                context: turn_context(request.context),
+                known_digest: request.known_digest,
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_bootstrap::BootstrapResult {
+            files: result
+                .files
+                .into_iter()
+                .map(|f| wit_bootstrap::BootstrapFile {
+                    path: f.path,
+                    present: f.present,
+                    original_chars: f.original_chars as u32,
+                    injected_chars: f.injected_chars as u32,
+                    truncated: f.truncated,
+                    text: f.text,
+                })
+                .collect(),
+            text: result.text,
+            total_chars: result.total_chars,
+            digest: result.digest,
+            changed: result.changed,
+        })
+    }
+}
+
+fn to_wit_error(e: MemoryError) -> wit::Error {
+    match e {
+        MemoryError::InvalidInput(m) => wit::Error::InvalidInput(m),
+        MemoryError::NotFound(m) => wit::Error::NotFound(m),
+        MemoryError::AccessDenied(m) => wit::Error::AccessDenied(m),
+        MemoryError::TooLarge(m) => wit::Error::TooLarge(m),
+        MemoryError::Io(m) => wit::Error::Io(m),
+        MemoryError::Index(m) => wit::Error::Index(m),
+        MemoryError::Internal(m) => wit::Error::Internal(m),
+    }
+}
+
+fn file_problem(p: core::FileProblem) -> wit_store::FileProblem {
+    wit_store::FileProblem {
+        path: p.path,
+        problem: p.problem,
+    }
+}
+
+fn turn_context(c: wit::TurnContext) -> core::TurnContext {
+    core::TurnContext {
+        now_ms: c.now_ms,
+        session_id: c.session_id,
+        session_kind: c.session_kind.map(|k| match k {
+            wit::SessionKind::Interactive => core::SessionKind::Interactive,
+            wit::SessionKind::Cron => core::SessionKind::Cron,
+            wit::SessionKind::Heartbeat => core::SessionKind::Heartbeat,
+            wit::SessionKind::Subagent => core::SessionKind::Subagent,
+        }),
+        channel: c.channel,
+        sender: c.sender,
+        sender_is_owner: c.sender_is_owner,
+        active_projects: c.active_projects,
+    }
+}
+
+fn source_class(c: core::SourceClass) -> wit::SourceClass {
+    match c {
+        core::SourceClass::Owner => wit::SourceClass::Owner,
+        core::SourceClass::Agent => wit::SourceClass::Agent,
+        core::SourceClass::Untrusted => wit::SourceClass::Untrusted,
+        core::SourceClass::System => wit::SourceClass::System,
+    }
+}
+
+fn session_kind(k: core::SessionKind) -> wit::SessionKind {
+    match k {
+        core::SessionKind::Interactive => wit::SessionKind::Interactive,
+        core::SessionKind::Cron => wit::SessionKind::Cron,
+        core::SessionKind::Heartbeat => wit::SessionKind::Heartbeat,
+        core::SessionKind::Subagent => wit::SessionKind::Subagent,
+    }
+}
+
+fn provenance(p: core::Provenance) -> wit::Provenance {
+    wit::Provenance {
+        source_class: source_class(p.source_class),
+        session_kind: session_kind(p.session_kind),
+        basis: match p.basis {
+            core::ProvenanceBasis::Recorded => wit::ProvenanceBasis::Recorded,
+            core::ProvenanceBasis::OperatorFile => wit::ProvenanceBasis::OperatorFile,
+        },
+        observed_at_ms: p.observed_at_ms,
+        supersedes_key: p.supersedes_key,
+    }
+}
+
+export!(Component);

@@ -1,0 +1,685 @@
+//! The SQLite index in the workspace (`.memory/index.sqlite`): schema, file
+//! replacement, the embedding cache and the retrieval queries. It holds no
+//! ranking logic (that is `rank`) and no file parsing (that is `markdown`).
+//!
+//! Invariant: the index is a projection of the memory files. Anything wrong
+//! with it (missing, corrupt, another schema) is repaired by rebuilding from
+//! the files; only the embedding cache survives a schema rebuild.
+
+use crate::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
+use crate::embedding::{decode, encode, EmbedderInfo};
+use crate::sqlite::{Connection, DbError, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub const SCHEMA_VERSION: u32 = 1;
+const SCHEMA: &str = include_str!("schema.sql");
+const CACHE_SCHEMA: &str = include_str!("cache.sql");
+const INDEX_TABLES: &[&str] = &[
+    "meta",
+    "sources",
+    "chunks",
+    "chunks_fts",
+    "provenance",
+    "recall_meta",
+];
+
+/// A file's row in `sources`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceRow {
+    pub path: String,
+    pub hash: String,
+    pub size: u64,
+    pub mtime_ms: i64,
+    pub problems: Vec<String>,
+}
+
+/// Everything the index stores for one file, ready to write.
+#[derive(Debug, Clone)]
+pub struct FileRecord {
+    pub path: String,
+    pub tier: &'static str,
+    pub file_date: Option<String>,
+    pub hash: String,
+    pub size: u64,
+    pub mtime_ms: i64,
+    pub line_count: u32,
+    pub problems: Vec<String>,
+    pub chunks: Vec<ChunkRecord>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChunkRecord {
+    pub kind: ChunkKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub heading: Option<String>,
+    pub text: String,
+    pub hash: String,
+    pub embedding: Option<(String, Vec<f32>)>,
+    /// Entries only.
+    pub provenance: Option<Provenance>,
+    pub importance: Option<u8>,
+    pub triggers: Option<Vec<String>>,
+    pub projects: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkKind {
+    Entry,
+    Window,
+}
+
+impl ChunkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChunkKind::Entry => "entry",
+            ChunkKind::Window => "window",
+        }
+    }
+}
+
+/// A retrieved chunk with what ranking and the hit need.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub id: i64,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub heading: Option<String>,
+    pub text: String,
+    pub file_date: Option<String>,
+    pub provenance: Option<Provenance>,
+    pub importance: Option<u8>,
+}
+
+/// A lexical hit: chunk id and its BM25 (higher is better).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalHit {
+    pub id: i64,
+    pub bm25: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowSpan {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+    tokenizer: FtsTokenizer,
+}
+
+impl Index {
+    /// Opens the index at `path`, creating or rebuilding it as needed. Returns
+    /// the reason when it had to be (re)created, so the caller can re-sync.
+    pub fn open(path: &Path, tokenizer: FtsTokenizer) -> Result<(Index, Option<String>), DbError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| DbError {
+                code: 14,
+                message: format!("cannot create the index directory: {e}"),
+            })?;
+        }
+        let existed = path.exists();
+        match Self::open_checked(path, tokenizer) {
+            Ok((index, None)) if !existed => Ok((index, Some("no index existed".into()))),
+            Ok(result) => Ok(result),
+            Err(error) if error.is_corrupt() => {
+                Self::delete_files(path);
+                let (index, _) = Self::open_checked(path, tokenizer)?;
+                Ok((
+                    index,
+                    Some(format!("the index was corrupt ({error}) and was recreated")),
+                ))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    fn open_checked(
+        path: &Path,
+        tokenizer: FtsTokenizer,
+    ) -> Result<(Index, Option<String>), DbError> {
+        let conn = Connection::open(path)?;
+        // No WAL: WASI offers no shared memory. Exclusive locking keeps the
+        // page cache warm between calls; the host allows one writer per
+        // workspace anyway.
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; \
+             PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;",
+        )?;
+        conn.execute_batch(CACHE_SCHEMA)?;
+        let index = Index {
+            conn,
+            path: path.to_path_buf(),
+            tokenizer,
+        };
+        let reason = index.schema_problem()?;
+        if let Some(reason) = &reason {
+            index.recreate()?;
+            return Ok((index, Some(reason.clone())));
+        }
+        // A cheap probe that touches the FTS structure, so a damaged index
+        // shows up now rather than in the middle of a search.
+        index.conn.query_row(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'probe'",
+            &[],
+            |_| Ok(()),
+        )?;
+        Ok((index, None))
+    }
+
+    /// Why the existing schema cannot be used, if it cannot.
+    fn schema_problem(&self) -> Result<Option<String>, DbError> {
+        let tables = self.conn.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table'",
+            &[],
+            |row| Ok(row.get_text(0)),
+        )?;
+        let missing: Vec<&str> = INDEX_TABLES
+            .iter()
+            .copied()
+            .filter(|t| !tables.iter().any(|n| n == t))
+            .collect();
+        if missing.len() == INDEX_TABLES.len() {
+            return Ok(Some("no index existed".into()));
+        }
+        if !missing.is_empty() {
+            return Ok(Some(format!(
+                "index tables were missing: {}",
+                missing.join(", ")
+            )));
+        }
+        let version = self.meta("schema_version")?.unwrap_or_default();
+        if version != SCHEMA_VERSION.to_string() {
+            return Ok(Some(format!(
+                "index schema {version:?} replaced by {SCHEMA_VERSION}"
+            )));
+        }
+        let tokenizer = self.meta("tokenizer")?.unwrap_or_default();
+        if tokenizer != self.tokenizer.as_str() {
+            return Ok(Some(format!(
+                "tokenizer changed from {tokenizer:?} to {:?}",
+                self.tokenizer.as_str()
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Drops and recreates every index table (the embedding cache stays).
+    pub fn recreate(&self) -> Result<(), DbError> {
+        let mut sql = String::from("BEGIN;");
+        for table in INDEX_TABLES {
+            sql.push_str(&format!("DROP TABLE IF EXISTS {table};"));
+        }
+        sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
+        sql.push_str("COMMIT;");
+        if let Err(error) = self.conn.execute_batch(&sql) {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return Err(error);
+        }
+        self.set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
+        self.set_meta("tokenizer", self.tokenizer.as_str())?;
+        self.set_meta("revision", "0")?;
+        Ok(())
+    }
+
+    /// Closes the connection, deletes the index file and creates a new one.
+    pub fn reset(&mut self) -> Result<(), DbError> {
+        // Assigning drops (closes) the damaged connection before its file goes.
+        self.conn = Connection::open_in_memory()?;
+        Self::delete_files(&self.path);
+        let (fresh, _) = Self::open(&self.path, self.tokenizer)?;
+        *self = fresh;
+        Ok(())
+    }
+
+    /// Removes the index file and its journal, for a corrupt index.
+    pub fn delete_files(path: &Path) {
+        let _ = std::fs::remove_file(path);
+        let mut journal = path.as_os_str().to_owned();
+        journal.push("-journal");
+        let _ = std::fs::remove_file(PathBuf::from(journal));
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>, DbError> {
+        self.conn.query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            &[Value::Text(key)],
+            |r| Ok(r.get_text(0)),
+        )
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), DbError> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[Value::Text(key), Value::Text(value)],
+        )?;
+        Ok(())
+    }
+
+    pub fn revision(&self) -> Result<u64, DbError> {
+        Ok(self
+            .meta("revision")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    pub fn bump_revision(&self) -> Result<u64, DbError> {
+        let next = self.revision()? + 1;
+        self.set_meta("revision", &next.to_string())?;
+        Ok(next)
+    }
+
+    pub fn sources(&self) -> Result<HashMap<String, SourceRow>, DbError> {
+        let rows = self.conn.query(
+            "SELECT path, hash, size, mtime_ms, problems FROM sources",
+            &[],
+            |r| {
+                Ok(SourceRow {
+                    path: r.get_text(0),
+                    hash: r.get_text(1),
+                    size: r.get_i64(2) as u64,
+                    mtime_ms: r.get_i64(3),
+                    problems: serde_json::from_str(&r.get_text(4)).unwrap_or_default(),
+                })
+            },
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.path.clone(), row))
+            .collect())
+    }
+
+    /// Records a new size and mtime for a file whose content hash is unchanged.
+    pub fn touch_source(&self, path: &str, size: u64, mtime_ms: i64) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE sources SET size = ?2, mtime_ms = ?3 WHERE path = ?1",
+            &[
+                Value::Text(path),
+                Value::Integer(size as i64),
+                Value::Integer(mtime_ms),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Replaces everything indexed for one file, atomically.
+    pub fn replace_file(&self, file: &FileRecord) -> Result<(), DbError> {
+        self.transaction(|| {
+            self.delete_chunks(&file.path)?;
+            let problems = serde_json::to_string(&file.problems).unwrap_or_else(|_| "[]".into());
+            self.conn.execute(
+                "INSERT INTO sources (path, tier, file_date, hash, size, mtime_ms, line_count, problems) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                 ON CONFLICT (path) DO UPDATE SET tier = excluded.tier, file_date = excluded.file_date, \
+                 hash = excluded.hash, size = excluded.size, mtime_ms = excluded.mtime_ms, \
+                 line_count = excluded.line_count, problems = excluded.problems",
+                &[
+                    Value::Text(&file.path),
+                    Value::Text(file.tier),
+                    opt_text(file.file_date.as_deref()),
+                    Value::Text(&file.hash),
+                    Value::Integer(file.size as i64),
+                    Value::Integer(file.mtime_ms),
+                    Value::Integer(file.line_count as i64),
+                    Value::Text(&problems),
+                ],
+            )?;
+            for chunk in &file.chunks {
+                self.insert_chunk(&file.path, chunk)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn insert_chunk(&self, path: &str, chunk: &ChunkRecord) -> Result<(), DbError> {
+        let (model, blob) = match &chunk.embedding {
+            Some((label, v)) => (Some(label.as_str()), Some(encode(v))),
+            None => (None, None),
+        };
+        self.conn.execute(
+            "INSERT INTO chunks (path, kind, start_line, end_line, heading, text, hash, embedding, embedding_model) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            &[
+                Value::Text(path),
+                Value::Text(chunk.kind.as_str()),
+                Value::Integer(chunk.start_line as i64),
+                Value::Integer(chunk.end_line as i64),
+                opt_text(chunk.heading.as_deref()),
+                Value::Text(&chunk.text),
+                Value::Text(&chunk.hash),
+                blob.as_deref().map_or(Value::Null, Value::Blob),
+                opt_text(model),
+            ],
+        )?;
+        let id = self.conn.last_insert_rowid();
+        self.conn.execute(
+            "INSERT INTO chunks_fts (rowid, text, heading, kind) VALUES (?1, ?2, ?3, ?4)",
+            &[
+                Value::Integer(id),
+                Value::Text(&chunk.text),
+                Value::Text(chunk.heading.as_deref().unwrap_or("")),
+                Value::Text(chunk.kind.as_str()),
+            ],
+        )?;
+        if let Some(p) = &chunk.provenance {
+            self.conn.execute(
+                "INSERT INTO provenance (chunk_id, origin_class, session_kind, basis, observed_at, supersedes_key) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                &[
+                    Value::Integer(id),
+                    Value::Text(p.source_class.as_str()),
+                    Value::Text(p.session_kind.as_str()),
+                    Value::Text(p.basis.as_str()),
+                    p.observed_at_ms.map_or(Value::Null, Value::Integer),
+                    opt_text(p.supersedes_key.as_deref()),
+                ],
+            )?;
+        }
+        if chunk.kind == ChunkKind::Entry
+            && (chunk.importance.is_some()
+                || chunk.triggers.is_some()
+                || !chunk.projects.is_empty())
+        {
+            let triggers = chunk
+                .triggers
+                .as_ref()
+                .map(|t| serde_json::to_string(t).unwrap_or_default());
+            let projects = (!chunk.projects.is_empty())
+                .then(|| serde_json::to_string(&chunk.projects).unwrap_or_default());
+            self.conn.execute(
+                "INSERT INTO recall_meta (chunk_id, importance, triggers, project_keys) VALUES (?1, ?2, ?3, ?4)",
+                &[
+                    Value::Integer(id),
+                    chunk.importance.map_or(Value::Null, |i| Value::Integer(i as i64)),
+                    opt_text(triggers.as_deref()),
+                    opt_text(projects.as_deref()),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn delete_chunks(&self, path: &str) -> Result<(), DbError> {
+        let p = [Value::Text(path)];
+        self.conn.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)",
+            &p,
+        )?;
+        self.conn.execute(
+            "DELETE FROM provenance WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
+            &p,
+        )?;
+        self.conn.execute(
+            "DELETE FROM recall_meta WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
+            &p,
+        )?;
+        self.conn
+            .execute("DELETE FROM chunks WHERE path = ?1", &p)?;
+        Ok(())
+    }
+
+    pub fn remove_file(&self, path: &str) -> Result<(), DbError> {
+        self.transaction(|| {
+            self.delete_chunks(path)?;
+            self.conn
+                .execute("DELETE FROM sources WHERE path = ?1", &[Value::Text(path)])?;
+            Ok(())
+        })
+    }
+
+    pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match f() {
+            Ok(value) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
+    /// Cached vectors for the given content hashes under this embedder.
+    pub fn cached_embeddings(
+        &self,
+        info: &EmbedderInfo,
+        hashes: &[&str],
+    ) -> Result<HashMap<String, Vec<f32>>, DbError> {
+        let mut found = HashMap::new();
+        for hash in hashes {
+            let row = self.conn.query_row(
+                "SELECT vector FROM embedding_cache WHERE provider = ?1 AND model = ?2 AND hash = ?3 AND dims = ?4",
+                &[
+                    Value::Text(&info.provider),
+                    Value::Text(&info.model),
+                    Value::Text(hash),
+                    Value::Integer(info.dimensions as i64),
+                ],
+                |r| Ok(decode(&r.get_blob(0))),
+            )?;
+            if let Some(v) = row {
+                found.insert(hash.to_string(), v);
+            }
+        }
+        Ok(found)
+    }
+
+    pub fn cache_embeddings(
+        &self,
+        info: &EmbedderInfo,
+        items: &[(&str, &[f32])],
+    ) -> Result<(), DbError> {
+        self.transaction(|| {
+            for (hash, v) in items {
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO embedding_cache (provider, model, hash, dims, vector) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    &[
+                        Value::Text(&info.provider),
+                        Value::Text(&info.model),
+                        Value::Text(hash),
+                        Value::Integer(v.len() as i64),
+                        Value::Blob(&encode(v)),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Entries whose vector is missing or from another embedder.
+    pub fn entries_needing_vectors(
+        &self,
+        label: &str,
+        limit: u32,
+    ) -> Result<Vec<(i64, String, String)>, DbError> {
+        self.conn.query(
+            "SELECT id, hash, text FROM chunks WHERE kind = 'entry' AND embedding_model IS NOT ?1 ORDER BY id LIMIT ?2",
+            &[Value::Text(label), Value::Integer(limit as i64)],
+            |r| Ok((r.get_i64(0), r.get_text(1), r.get_text(2))),
+        )
+    }
+
+    pub fn set_vectors(&self, label: &str, items: &[(i64, Vec<f32>)]) -> Result<(), DbError> {
+        self.transaction(|| {
+            for (id, v) in items {
+                self.conn.execute(
+                    "UPDATE chunks SET embedding = ?2, embedding_model = ?3 WHERE id = ?1",
+                    &[
+                        Value::Integer(*id),
+                        Value::Blob(&encode(v)),
+                        Value::Text(label),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every entry vector of this embedder, for the brute-force vector leg.
+    pub fn entry_vectors(&self, label: &str) -> Result<Vec<(i64, Vec<f32>)>, DbError> {
+        self.conn.query(
+            "SELECT id, embedding FROM chunks WHERE kind = 'entry' AND embedding_model = ?1 AND embedding IS NOT NULL",
+            &[Value::Text(label)],
+            |r| Ok((r.get_i64(0), decode(&r.get_blob(1)))),
+        )
+    }
+
+    /// The best `limit` chunks of `kind` for an FTS5 query (already escaped).
+    pub fn lexical(
+        &self,
+        fts_query: &str,
+        kind: ChunkKind,
+        limit: u32,
+    ) -> Result<Vec<LexicalHit>, DbError> {
+        self.conn.query(
+            "SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ?1 AND kind = ?2 ORDER BY rank LIMIT ?3",
+            &[Value::Text(fts_query), Value::Text(kind.as_str()), Value::Integer(limit as i64)],
+            |r| Ok(LexicalHit { id: r.get_i64(0), bm25: r.get_f64(1) }),
+        )
+    }
+
+    pub fn window_span(&self, id: i64) -> Result<Option<WindowSpan>, DbError> {
+        self.conn.query_row(
+            "SELECT path, start_line, end_line FROM chunks WHERE id = ?1",
+            &[Value::Integer(id)],
+            |r| {
+                Ok(WindowSpan {
+                    path: r.get_text(0),
+                    start_line: r.get_i64(1) as u32,
+                    end_line: r.get_i64(2) as u32,
+                })
+            },
+        )
+    }
+
+    pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>, DbError> {
+        self.conn.query_row(
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
+                    p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance \
+             FROM chunks c JOIN sources s ON s.path = c.path \
+             LEFT JOIN provenance p ON p.chunk_id = c.id \
+             LEFT JOIN recall_meta r ON r.chunk_id = c.id \
+             WHERE c.id = ?1",
+            &[Value::Integer(id)],
+            |r| {
+                let provenance = match (
+                    r.get_opt_text(7).as_deref().and_then(SourceClass::parse),
+                    r.get_opt_text(8).as_deref().and_then(SessionKind::parse),
+                    r.get_opt_text(9).as_deref().and_then(ProvenanceBasis::parse),
+                ) {
+                    (Some(source_class), Some(session_kind), Some(basis)) => Some(Provenance {
+                        source_class,
+                        session_kind,
+                        basis,
+                        observed_at_ms: r.get_opt_i64(10),
+                        supersedes_key: r.get_opt_text(11),
+                    }),
+                    _ => None,
+                };
+                Ok(ChunkRow {
+                    id: r.get_i64(0),
+                    path: r.get_text(1),
+                    start_line: r.get_i64(2) as u32,
+                    end_line: r.get_i64(3) as u32,
+                    heading: r.get_opt_text(4),
+                    text: r.get_text(5),
+                    file_date: r.get_opt_text(6),
+                    provenance,
+                    importance: r.get_opt_i64(12).and_then(|i| u8::try_from(i).ok()),
+                })
+            },
+        )
+    }
+
+    /// Counts for `status`: (files, entries, windows, embedded under `label`).
+    pub fn counts(&self, label: Option<&str>) -> Result<(u32, u32, u32, u32), DbError> {
+        let count = |sql: &str, params: &[Value<'_>]| -> Result<u32, DbError> {
+            Ok(self
+                .conn
+                .query_row(sql, params, |r| Ok(r.get_i64(0) as u32))?
+                .unwrap_or(0))
+        };
+        let files = count("SELECT count(*) FROM sources", &[])?;
+        let entries = count("SELECT count(*) FROM chunks WHERE kind = 'entry'", &[])?;
+        let windows = count("SELECT count(*) FROM chunks WHERE kind = 'window'", &[])?;
+        let embedded = match label {
+            Some(label) => count(
+                "SELECT count(*) FROM chunks WHERE embedding_model = ?1 AND embedding IS NOT NULL",
+                &[Value::Text(label)],
+            )?,
+            None => 0,
+        };
+        Ok((files, entries, windows, embedded))
+    }
+
+    pub fn cache_size(&self) -> Result<u32, DbError> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM embedding_cache", &[], |r| {
+                Ok(r.get_i64(0) as u32)
+            })?
+            .unwrap_or(0))
+    }
+
+    /// Entries per (source class, session kind).
+    pub fn provenance_counts(&self) -> Result<Vec<(String, String, u32)>, DbError> {
+        self.conn.query(
+            "SELECT origin_class, session_kind, count(*) FROM provenance GROUP BY 1, 2 ORDER BY 1, 2",
+            &[],
+            |r| Ok((r.get_text(0), r.get_text(1), r.get_i64(2) as u32)),
+        )
+    }
+}
+
+fn opt_text(value: Option<&str>) -> Value<'_> {
+    value.map_or(Value::Null, Value::Text)
+}
+
+fn tokenizer_spec(tokenizer: FtsTokenizer) -> &'static str {
+    match tokenizer {
+        FtsTokenizer::Unicode61 => "porter unicode61 remove_diacritics 2",
+        FtsTokenizer::Trigram => "trigram",
+    }
+}
+
+/// Builds an FTS5 query that can only mean "any of these words": every term is
+/// a quoted string (quotes doubled), joined with OR. User text never reaches
+/// FTS5's syntax. Trigram indexes cannot match terms under three characters.
+pub fn fts_query(terms: &[String], tokenizer: FtsTokenizer) -> Option<String> {
+    let quoted: Vec<String> = terms
+        .iter()
+        .filter(|t| tokenizer != FtsTokenizer::Trigram || t.chars().count() >= 3)
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_query_quotes_every_term() {
+        let terms = vec!["gateway".to_string(), "a\"b".to_string(), "or".to_string()];
+        assert_eq!(
+            fts_query(&terms, FtsTokenizer::Unicode61).unwrap(),
+            "\"gateway\" OR \"a\"\"b\" OR \"or\""
+        );
+        assert_eq!(
+            fts_query(&terms, FtsTokenizer::Trigram).unwrap(),
+            "\"gateway\" OR \"a\"\"b\""
+        );
+        assert_eq!(fts_query(&[], FtsTokenizer::Unicode61), None);
+    }
+}

@@ -1,0 +1,27 @@
+//! memory-core: OpenClaw's agent memory over plain Markdown files, built as a
+//! WASI preview-2 component (see `wit/`) and natively for tests.
+//!
+//! The logic is plain Rust over the workspace files, a SQLite index and a small
+//! embedder trait; `component` (wasm only) is the one module that touches the
+//! generated bindings.
+
+pub mod annotations;
+pub mod api;
+pub mod bootstrap;
+pub mod embedding;
+pub mod error;
+pub mod index;
+pub mod layout;
+pub mod markdown;
+pub mod memory;
+pub mod rank;
+pub mod sqlite;
+pub mod text;
+pub mod workspace;
+
+#[cfg(target_arch = "wasm32")]
+mod component;
+
+pub use api::*;
+pub use error::MemoryError;
+pub use memory::Memory;

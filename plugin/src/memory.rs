@@ -1,0 +1,824 @@
+//! The memory of one workspace: the operations behind the WIT exports, over
+//! the workspace files, the index and the host's embedder.
+//!
+//! Invariants: Markdown files are never written here; a damaged index is
+//! rebuilt from the files and the operation retried once; an unavailable or
+//! failing embedder degrades recall to lexical search and is reported, never
+//! raised.
+
+use crate::api::*;
+use crate::bootstrap::{self, BOOTSTRAP_FILES};
+use crate::embedding::{self, Embedder, EmbedderInfo};
+use crate::error::{MemoryError, Result};
+use crate::index::{self, ChunkKind, ChunkRecord, FileRecord, Index};
+use crate::layout::{self, Date, MemoryPath, Tier};
+use crate::markdown;
+use crate::rank::{self, Candidate, RankSettings};
+use crate::sqlite::DbError;
+use crate::text;
+use crate::workspace::{FileStat, Workspace, MAX_INDEXED_BYTES};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+
+/// Longest query accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 4_000;
+/// Distinct query words searched for; the rest of a very long query is ignored.
+const MAX_QUERY_TERMS: usize = 64;
+/// Characters of an entry shown in a hit.
+const SNIPPET_CHARS: usize = 700;
+/// `memory_get` reads files up to this size and answers at most this much text.
+const MAX_GET_BYTES: u64 = 64 * 1024 * 1024;
+const MAX_GET_CHARS: usize = 200_000;
+/// Vectors filled per sync call for entries indexed without one.
+const VECTOR_FILL_PER_SYNC: u32 = 4_096;
+
+/// A failure inside an operation: a database error may be repaired by a
+/// rebuild, anything else is reported as is.
+enum Failure {
+    Db(DbError),
+    Memory(MemoryError),
+}
+
+impl From<DbError> for Failure {
+    fn from(e: DbError) -> Self {
+        Failure::Db(e)
+    }
+}
+
+impl From<MemoryError> for Failure {
+    fn from(e: MemoryError) -> Self {
+        Failure::Memory(e)
+    }
+}
+
+impl From<Failure> for MemoryError {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Db(e) => MemoryError::Index(e.to_string()),
+            Failure::Memory(e) => e,
+        }
+    }
+}
+
+type Attempt<T> = std::result::Result<T, Failure>;
+
+/// Entry vectors of one embedder, flattened for a fast dot-product scan.
+struct VectorTable {
+    label: String,
+    revision: u64,
+    dims: usize,
+    ids: Vec<i64>,
+    data: Vec<f32>,
+}
+
+pub struct Memory {
+    settings: Settings,
+    workspace: Workspace,
+    index: Index,
+    embedder: Box<dyn Embedder>,
+    /// Why the index was (re)created at open, until a sync reports it.
+    pending_rebuild: Option<String>,
+    vectors: Option<VectorTable>,
+}
+
+impl Memory {
+    /// Opens the workspace's memory. See the WIT `memory.open`.
+    pub fn open(settings: Settings, embedder: Box<dyn Embedder>) -> Result<Memory> {
+        settings.validate()?;
+        match std::fs::metadata(&settings.workspace) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(MemoryError::Io(format!(
+                    "{} is not a directory",
+                    settings.workspace.display()
+                )))
+            }
+            Err(e) => {
+                return Err(MemoryError::Io(format!(
+                    "cannot open the workspace {}: {e}",
+                    settings.workspace.display()
+                )))
+            }
+        }
+        let workspace = Workspace::new(settings.workspace.clone());
+        let (index, pending_rebuild) =
+            Index::open(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer).map_err(
+                |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
+            )?;
+        Ok(Memory {
+            settings,
+            workspace,
+            index,
+            embedder,
+            pending_rebuild,
+            vectors: None,
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Runs an operation; if the index turns out to be damaged, rebuilds it
+    /// from the files and runs the operation once more.
+    fn with_repair<T>(&mut self, op: impl Fn(&mut Memory) -> Attempt<T>) -> Result<T> {
+        match op(self) {
+            Err(Failure::Db(error)) if error.is_corrupt() => {
+                self.rebuild(&format!("the index was corrupt ({error}) and was rebuilt"))?;
+                op(self).map_err(MemoryError::from)
+            }
+            other => other.map_err(MemoryError::from),
+        }
+    }
+
+    fn rebuild(&mut self, reason: &str) -> Result<()> {
+        self.index
+            .reset()
+            .map_err(|e| MemoryError::Index(format!("cannot rebuild the index: {e}")))?;
+        self.vectors = None;
+        self.pending_rebuild = Some(reason.to_string());
+        self.sync_once(&SyncRequest {
+            max_files: None,
+            force: true,
+        })
+        .map_err(MemoryError::from)?;
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------- sync
+
+    /// See the WIT `memory.sync`.
+    pub fn sync(&mut self, request: SyncRequest) -> Result<SyncReport> {
+        self.with_repair(|m| m.sync_once(&request))
+    }
+
+    fn sync_once(&mut self, request: &SyncRequest) -> Attempt<SyncReport> {
+        let mut report = SyncReport {
+            rebuilt: self.pending_rebuild.take(),
+            ..SyncReport::default()
+        };
+        let force = request.force || report.rebuilt.is_some();
+        let mut skipped = Vec::new();
+        let files = self.workspace.list(&mut skipped)?;
+        report.problems.extend(
+            skipped
+                .into_iter()
+                .map(|(path, problem)| FileProblem { path, problem }),
+        );
+        report.files_seen = files.len() as u32;
+        let sources = self.index.sources()?;
+        let present: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let mut changed_index = false;
+        for path in sources.keys().filter(|p| !present.contains(p.as_str())) {
+            self.index.remove_file(path)?;
+            report.files_removed += 1;
+            changed_index = true;
+        }
+        let budget = request.max_files.unwrap_or(u32::MAX);
+        let info = self.embedder.describe();
+        let mut embedder_ok = info.is_some();
+        for file in &files {
+            let known = sources.get(file.path.as_str());
+            if !force && known.is_some_and(|s| s.size == file.size && s.mtime_ms == file.mtime_ms) {
+                report.files_unchanged += 1;
+                continue;
+            }
+            if report.files_indexed >= budget {
+                report.files_pending += 1;
+                continue;
+            }
+            let content = match self.workspace.read(&file.path, MAX_INDEXED_BYTES) {
+                Ok(content) => content,
+                Err(MemoryError::NotFound(_)) => continue, // deleted since listing
+                Err(error) => {
+                    report.problems.push(FileProblem {
+                        path: file.path.to_string(),
+                        problem: error.to_string(),
+                    });
+                    continue;
+                }
+            };
+            let hash = sha256_hex(content.text.as_bytes());
+            if !force && known.is_some_and(|s| s.hash == hash) {
+                self.index
+                    .touch_source(file.path.as_str(), content.size, content.mtime_ms)?;
+                report.files_unchanged += 1;
+                continue;
+            }
+            let mut record = build_record(
+                &file.path,
+                &content.text,
+                hash,
+                file,
+                &self.settings.chunking,
+            );
+            record.problems.splice(0..0, content.problems);
+            if embedder_ok {
+                if let Some(info) = &info {
+                    if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
+                    {
+                        report.embedding_problem = Some(problem);
+                        embedder_ok = false;
+                    }
+                }
+            }
+            report
+                .problems
+                .extend(record.problems.iter().map(|p| FileProblem {
+                    path: record.path.clone(),
+                    problem: p.clone(),
+                }));
+            report.chunks_indexed += record.chunks.len() as u32;
+            self.index.replace_file(&record)?;
+            report.files_indexed += 1;
+            changed_index = true;
+        }
+        if embedder_ok {
+            if let Some(info) = &info {
+                match self.fill_missing_vectors(info, &mut report) {
+                    Ok(filled) => changed_index |= filled > 0,
+                    Err(Failure::Memory(MemoryError::Internal(problem))) => {
+                        report.embedding_problem = Some(problem)
+                    }
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        if changed_index {
+            self.index.bump_revision()?;
+            self.vectors = None;
+        }
+        Ok(report)
+    }
+
+    /// Gives the file's entries their vectors: from the cache by content hash,
+    /// the rest from the embedder. On an embedder failure the entries stay
+    /// without vectors (filled by a later sync) and the reason is returned.
+    fn attach_vectors(
+        &self,
+        info: &EmbedderInfo,
+        chunks: &mut [ChunkRecord],
+        report: &mut SyncReport,
+    ) -> std::result::Result<(), String> {
+        let entries: Vec<usize> = (0..chunks.len())
+            .filter(|&i| chunks[i].kind == ChunkKind::Entry)
+            .collect();
+        let hashes: Vec<&str> = entries.iter().map(|&i| chunks[i].hash.as_str()).collect();
+        let cached = self
+            .index
+            .cached_embeddings(info, &hashes)
+            .map_err(|e| e.to_string())?;
+        let label = info.label();
+        let mut missing: Vec<usize> = Vec::new();
+        for &i in &entries {
+            match cached.get(&chunks[i].hash) {
+                Some(v) => {
+                    chunks[i].embedding = Some((label.clone(), v.clone()));
+                    report.embeddings_cached += 1;
+                }
+                None => missing.push(i),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = missing
+            .iter()
+            .map(|&i| embedding_text(&chunks[i].text))
+            .collect();
+        let vectors = embedding::embed_checked(self.embedder.as_ref(), info, &texts)?;
+        let items: Vec<(&str, &[f32])> = missing
+            .iter()
+            .zip(&vectors)
+            .map(|(&i, v)| (chunks[i].hash.as_str(), v.as_slice()))
+            .collect();
+        self.index
+            .cache_embeddings(info, &items)
+            .map_err(|e| e.to_string())?;
+        for (&i, v) in missing.iter().zip(vectors) {
+            chunks[i].embedding = Some((label.clone(), v));
+            report.embeddings_computed += 1;
+        }
+        Ok(())
+    }
+
+    /// Entries indexed without a vector of the current embedder (it was down,
+    /// or another one was configured) get one now, cache first.
+    fn fill_missing_vectors(&self, info: &EmbedderInfo, report: &mut SyncReport) -> Attempt<u32> {
+        let label = info.label();
+        let pending = self
+            .index
+            .entries_needing_vectors(&label, VECTOR_FILL_PER_SYNC)?;
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let hashes: Vec<&str> = pending.iter().map(|(_, h, _)| h.as_str()).collect();
+        let cached = self.index.cached_embeddings(info, &hashes)?;
+        let mut ready: Vec<(i64, Vec<f32>)> = Vec::new();
+        let mut missing: Vec<&(i64, String, String)> = Vec::new();
+        for item in &pending {
+            match cached.get(&item.1) {
+                Some(v) => ready.push((item.0, v.clone())),
+                None => missing.push(item),
+            }
+        }
+        report.embeddings_cached += ready.len() as u32;
+        if !missing.is_empty() {
+            let texts: Vec<String> = missing.iter().map(|(_, _, t)| embedding_text(t)).collect();
+            match embedding::embed_checked(self.embedder.as_ref(), info, &texts) {
+                Ok(vectors) => {
+                    let items: Vec<(&str, &[f32])> = missing
+                        .iter()
+                        .zip(&vectors)
+                        .map(|(m, v)| (m.1.as_str(), v.as_slice()))
+                        .collect();
+                    self.index.cache_embeddings(info, &items)?;
+                    report.embeddings_computed += vectors.len() as u32;
+                    ready.extend(missing.iter().map(|m| m.0).zip(vectors));
+                }
+                Err(problem) => {
+                    self.index.set_vectors(&label, &ready)?;
+                    return Err(Failure::Memory(MemoryError::Internal(problem)));
+                }
+            }
+        }
+        self.index.set_vectors(&label, &ready)?;
+        Ok(ready.len() as u32)
+    }
+
+    // --------------------------------------------------------------- status
+
+    /// See the WIT `memory.status`.
+    pub fn status(&mut self) -> Result<StatusReport> {
+        self.with_repair(|m| m.status_once())
+    }
+
+    fn status_once(&mut self) -> Attempt<StatusReport> {
+        let info = self.embedder.describe();
+        let label = info.as_ref().map(EmbedderInfo::label);
+        let (files, entries, windows, embedded) = self.index.counts(label.as_deref())?;
+        let sources = self.index.sources()?;
+        let mut skipped = Vec::new();
+        let listed = self.workspace.list(&mut skipped)?;
+        let listed_paths: HashSet<&str> = listed.iter().map(|f| f.path.as_str()).collect();
+        let stale = listed
+            .iter()
+            .filter(|f| {
+                sources
+                    .get(f.path.as_str())
+                    .is_none_or(|s| s.size != f.size || s.mtime_ms != f.mtime_ms)
+            })
+            .count()
+            + sources
+                .keys()
+                .filter(|p| !listed_paths.contains(p.as_str()))
+                .count();
+        let mut problems: Vec<FileProblem> = skipped
+            .into_iter()
+            .map(|(path, problem)| FileProblem { path, problem })
+            .collect();
+        let mut paths: Vec<&String> = sources.keys().collect();
+        paths.sort();
+        for path in paths {
+            for problem in &sources[path].problems {
+                problems.push(FileProblem {
+                    path: path.clone(),
+                    problem: problem.clone(),
+                });
+            }
+        }
+        let mut by_class: HashMap<SourceClass, u32> = HashMap::new();
+        let mut by_kind: HashMap<SessionKind, u32> = HashMap::new();
+        for (class, kind, n) in self.index.provenance_counts()? {
+            if let Some(c) = SourceClass::parse(&class) {
+                *by_class.entry(c).or_default() += n;
+            }
+            if let Some(k) = SessionKind::parse(&kind) {
+                *by_kind.entry(k).or_default() += n;
+            }
+        }
+        let hybrid = embedded > 0;
+        Ok(StatusReport {
+            index_path: layout::INDEX_FILE.to_string(),
+            schema_version: index::SCHEMA_VERSION,
+            revision: self.index.revision()?,
+            files,
+            entries,
+            windows,
+            embedded,
+            embedder: label.unwrap_or_else(|| "none".into()),
+            search_mode: if hybrid {
+                SearchMode::Hybrid
+            } else {
+                SearchMode::FtsOnly
+            },
+            fts_tokenizer: self.settings.fts_tokenizer,
+            embedding_cache_entries: self.index.cache_size()?,
+            files_stale: stale as u32,
+            by_source_class: SourceClass::ALL
+                .iter()
+                .map(|c| (*c, by_class.get(c).copied().unwrap_or(0)))
+                .collect(),
+            by_session_kind: SessionKind::ALL
+                .iter()
+                .map(|k| (*k, by_kind.get(k).copied().unwrap_or(0)))
+                .collect(),
+            problems,
+        })
+    }
+
+    // --------------------------------------------------------------- search
+
+    /// See the WIT `recall.search`.
+    pub fn search(&mut self, request: &SearchRequest) -> Result<SearchResult> {
+        let query = request.query.trim();
+        if query.is_empty() {
+            return Err(MemoryError::InvalidInput("the query is empty".into()));
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return Err(MemoryError::TooLarge(format!(
+                "the query is longer than {MAX_QUERY_CHARS} characters"
+            )));
+        }
+        if let Some(min) = request.min_score {
+            if !(0.0..=1.0).contains(&min) {
+                return Err(MemoryError::InvalidInput(format!(
+                    "min-score must be within 0..1, got {min}"
+                )));
+            }
+        }
+        self.with_repair(|m| m.search_once(request))
+    }
+
+    fn search_once(&mut self, request: &SearchRequest) -> Attempt<SearchResult> {
+        let s = self.settings.search;
+        let limit = request
+            .max_results
+            .unwrap_or(s.max_results)
+            .clamp(1, MAX_RESULTS_LIMIT) as usize;
+        let per_leg = s.candidates_per_leg.max(4 * limit as u32);
+        let terms = text::query_terms(&request.query, MAX_QUERY_TERMS);
+        let stems: HashSet<String> = terms.iter().map(|t| text::stem(t)).collect();
+
+        let mut lexical: HashMap<i64, f64> = HashMap::new();
+        let mut windows: Vec<(index::WindowSpan, f64)> = Vec::new();
+        if let Some(fts) = index::fts_query(&terms, self.settings.fts_tokenizer) {
+            for hit in self.index.lexical(&fts, ChunkKind::Entry, per_leg)? {
+                lexical.insert(hit.id, hit.bm25);
+            }
+            for hit in self.index.lexical(&fts, ChunkKind::Window, per_leg)? {
+                if let Some(span) = self.index.window_span(hit.id)? {
+                    windows.push((span, hit.bm25));
+                }
+            }
+        }
+        let (vector_scores, degraded) = self.vector_leg(&request.query, per_leg as usize)?;
+        let hybrid = vector_scores.is_some();
+        let vector_scores = vector_scores.unwrap_or_default();
+
+        let mut ids: Vec<i64> = lexical
+            .keys()
+            .chain(vector_scores.keys())
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut rows = HashMap::new();
+        let mut candidates = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(row) = self.index.chunk(id)? else {
+                continue;
+            };
+            let words = text::stem_set(&row.text);
+            let coverage = if stems.is_empty() {
+                0.0
+            } else {
+                stems.iter().filter(|t| words.contains(*t)).count() as f32 / stems.len() as f32
+            };
+            let window_bm25 = windows
+                .iter()
+                .filter(|(w, _)| {
+                    w.path == row.path
+                        && w.start_line <= row.start_line
+                        && row.end_line <= w.end_line
+                })
+                .map(|(_, score)| *score)
+                .reduce(f64::max);
+            let age_days = row
+                .file_date
+                .as_deref()
+                .and_then(Date::parse)
+                .map(|d| (request.context.now_ms - d.midnight_ms()) as f64 / 86_400_000.0);
+            candidates.push(Candidate {
+                id,
+                bm25: lexical.get(&id).copied(),
+                window_bm25,
+                vector: vector_scores.get(&id).copied(),
+                coverage,
+                age_days,
+                importance: row.importance,
+                words,
+            });
+            rows.insert(id, row);
+        }
+        let ranked = rank::rank(
+            candidates,
+            &RankSettings {
+                vector_weight: s.vector_weight,
+                hybrid,
+                half_life_days: s.recency_half_life_days,
+                mmr_lambda: s.mmr_lambda,
+                min_score: request.min_score.unwrap_or(s.min_score),
+                max_results: limit,
+            },
+        );
+        let hits = ranked
+            .into_iter()
+            .filter_map(|r| {
+                let row = rows.remove(&r.id)?;
+                let provenance = row
+                    .provenance
+                    .unwrap_or_else(|| operator_provenance(row.file_date.as_deref()));
+                Some(SearchHit {
+                    citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
+                    snippet: text::truncate_chars(&row.text, SNIPPET_CHARS).0.to_string(),
+                    path: row.path,
+                    start_line: row.start_line,
+                    end_line: row.end_line,
+                    score: r.score,
+                    parts: r.parts,
+                    heading: row.heading,
+                    provenance,
+                })
+            })
+            .collect();
+        Ok(SearchResult {
+            hits,
+            mode: if hybrid {
+                SearchMode::Hybrid
+            } else {
+                SearchMode::FtsOnly
+            },
+            degraded,
+        })
+    }
+
+    /// The vector leg: cosine similarity of the query to every entry vector of
+    /// the current embedder. `None` (with the reason) when it cannot run.
+    fn vector_leg(
+        &mut self,
+        query: &str,
+        limit: usize,
+    ) -> Attempt<(Option<HashMap<i64, f32>>, Option<String>)> {
+        let Some(info) = self.embedder.describe() else {
+            return Ok((None, None));
+        };
+        let label = info.label();
+        let revision = self.index.revision()?;
+        if self
+            .vectors
+            .as_ref()
+            .is_none_or(|t| t.label != label || t.revision != revision)
+        {
+            let rows = self.index.entry_vectors(&label)?;
+            let dims = info.dimensions as usize;
+            let mut table = VectorTable {
+                label: label.clone(),
+                revision,
+                dims,
+                ids: Vec::new(),
+                data: Vec::new(),
+            };
+            for (id, v) in rows.into_iter().filter(|(_, v)| v.len() == dims) {
+                table.ids.push(id);
+                table.data.extend_from_slice(&v);
+            }
+            self.vectors = Some(table);
+        }
+        let table = self.vectors.as_ref().expect("vector table loaded above");
+        if table.ids.is_empty() {
+            return Ok((
+                None,
+                Some(format!("no entry has a vector from {label} yet; run sync")),
+            ));
+        }
+        let query_vector =
+            match embedding::embed_checked(self.embedder.as_ref(), &info, &[query.to_string()]) {
+                Ok(mut v) => v.remove(0),
+                Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
+            };
+        let mut scored: Vec<(i64, f32)> = table
+            .ids
+            .iter()
+            .zip(table.data.chunks_exact(table.dims))
+            .map(|(id, v)| (*id, embedding::dot(&query_vector, v)))
+            .collect();
+        let keep = limit.min(scored.len());
+        if keep < scored.len() {
+            scored.select_nth_unstable_by(keep, |a, b| b.1.total_cmp(&a.1));
+            scored.truncate(keep);
+        }
+        Ok((Some(scored.into_iter().collect()), None))
+    }
+
+    // ------------------------------------------------------------------ get
+
+    /// See the WIT `recall.get`.
+    pub fn get(&self, request: &GetRequest) -> Result<GetResult> {
+        let path = layout::memory_path(&request.path)?;
+        if request.start_line == Some(0) {
+            return Err(MemoryError::InvalidInput("line numbers start at 1".into()));
+        }
+        if let (Some(start), Some(end)) = (request.start_line, request.end_line) {
+            if end < start {
+                return Err(MemoryError::InvalidInput(format!(
+                    "the range ends (line {end}) before it starts (line {start})"
+                )));
+            }
+        }
+        let content = self.workspace.read(&path, MAX_GET_BYTES)?;
+        if content.size > MAX_GET_BYTES {
+            return Err(MemoryError::TooLarge(format!(
+                "{path} is {} bytes; memory_get reads files up to {MAX_GET_BYTES} bytes",
+                content.size
+            )));
+        }
+        let lines: Vec<&str> = content.text.lines().collect();
+        let total = lines.len() as u32;
+        let start = request.start_line.unwrap_or(1);
+        if start > total.max(1) {
+            return Err(MemoryError::NotFound(format!(
+                "{path} has {total} lines; line {start} does not exist"
+            )));
+        }
+        let end = request
+            .end_line
+            .unwrap_or(total)
+            .min(total)
+            .max(start.min(total));
+        let mut text = String::new();
+        let mut last = start.saturating_sub(1);
+        let mut truncated = false;
+        for number in start..=end {
+            let line = lines.get((number - 1) as usize).copied().unwrap_or("");
+            let needed = line.chars().count() + usize::from(!text.is_empty());
+            if text.chars().count() + needed > MAX_GET_CHARS {
+                truncated = true;
+                if text.is_empty() {
+                    text.push_str(text::truncate_chars(line, MAX_GET_CHARS).0);
+                    last = number;
+                }
+                break;
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(line);
+            last = number;
+        }
+        Ok(GetResult {
+            path: path.to_string(),
+            start_line: start.min(total.max(1)),
+            end_line: last.max(start.min(total)),
+            total_lines: total,
+            text,
+            truncated,
+        })
+    }
+
+    // ------------------------------------------------------------ bootstrap
+
+    /// See the WIT `bootstrap.load`.
+    pub fn bootstrap(&self, request: &BootstrapRequest) -> Result<BootstrapResult> {
+        let budgets = self.settings.bootstrap;
+        // Enough bytes to count every character up to the largest budget, and
+        // then some: the report says how long the file really is.
+        let read_limit = MAX_GET_BYTES;
+        let mut contents: Vec<(&str, Option<String>)> = Vec::new();
+        for name in BOOTSTRAP_FILES {
+            contents.push((name, self.workspace.read_bootstrap(name, read_limit)?));
+        }
+        let borrowed: Vec<(&str, Option<&str>)> =
+            contents.iter().map(|(n, c)| (*n, c.as_deref())).collect();
+        let plan = bootstrap::plan(&borrowed, &budgets);
+        let digest = sha256_hex(plan.text.as_bytes());
+        let changed = request.known_digest.as_deref() != Some(digest.as_str());
+        Ok(BootstrapResult {
+            total_chars: plan.files.iter().map(|f| f.injected_chars as u32).sum(),
+            files: plan.files,
+            text: plan.text,
+            digest,
+            changed,
+        })
+    }
+}
+
+/// Provenance of an entry in a file the component never wrote: the operator's.
+fn operator_provenance(file_date: Option<&str>) -> Provenance {
+    Provenance {
+        source_class: SourceClass::Owner,
+        session_kind: SessionKind::Interactive,
+        basis: ProvenanceBasis::OperatorFile,
+        observed_at_ms: file_date.and_then(Date::parse).map(Date::midnight_ms),
+        supersedes_key: None,
+    }
+}
+
+/// Parses one file into its index record: entries always, windows for daily
+/// notes.
+fn build_record(
+    path: &MemoryPath,
+    content: &str,
+    hash: String,
+    stat: &FileStat,
+    chunking: &ChunkSettings,
+) -> FileRecord {
+    let parsed = markdown::parse(content);
+    let tier = path.tier();
+    let date = path.date().map(|d| d.to_string());
+    let provenance = operator_provenance(date.as_deref());
+    let mut chunks: Vec<ChunkRecord> = parsed
+        .entries
+        .into_iter()
+        .map(|e| ChunkRecord {
+            kind: ChunkKind::Entry,
+            start_line: e.start_line,
+            end_line: e.end_line,
+            hash: sha256_hex(embedding_text(&e.text).as_bytes()),
+            heading: e.heading,
+            text: e.text,
+            embedding: None,
+            provenance: Some(provenance.clone()),
+            importance: e.annotations.importance,
+            triggers: e.annotations.triggers,
+            projects: e.annotations.projects,
+        })
+        .collect();
+    if tier == Tier::Daily {
+        let lines: Vec<&str> = content.lines().collect();
+        // Approximate tokens as four characters, as OpenClaw does.
+        let spans = markdown::windows(
+            &lines,
+            chunking.tokens as usize * 4,
+            chunking.overlap as usize * 4,
+        );
+        for (start, end) in spans {
+            let text: String = lines[(start - 1) as usize..end as usize]
+                .iter()
+                .map(|l| annotations_stripped(l))
+                .collect::<Vec<_>>()
+                .join("\n");
+            chunks.push(ChunkRecord {
+                kind: ChunkKind::Window,
+                start_line: start,
+                end_line: end,
+                heading: None,
+                hash: sha256_hex(text.as_bytes()),
+                text,
+                embedding: None,
+                provenance: None,
+                importance: None,
+                triggers: None,
+                projects: Vec::new(),
+            });
+        }
+    }
+    FileRecord {
+        path: path.to_string(),
+        tier: tier.as_str(),
+        file_date: date,
+        hash,
+        size: stat.size,
+        mtime_ms: stat.mtime_ms,
+        line_count: parsed.line_count,
+        problems: parsed.problems,
+        chunks,
+    }
+}
+
+fn annotations_stripped(line: &str) -> &str {
+    crate::annotations::split_trailing(line).0
+}
+
+/// What the embedder sees of an entry: its text without list markers.
+fn embedding_text(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let t = t
+                .strip_prefix("- ")
+                .or_else(|| t.strip_prefix("* "))
+                .or_else(|| t.strip_prefix("+ "))
+                .unwrap_or(t);
+            t.strip_prefix("[ ] ")
+                .or_else(|| t.strip_prefix("[x] "))
+                .unwrap_or(t)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

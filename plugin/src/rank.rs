@@ -1,0 +1,307 @@
+//! Ranking: from retrieval candidates to the ordered hits of `memory_search`.
+//! Pure functions; the index gathers the candidates, this module decides.
+//!
+//! final = relevance × recency × importance, where
+//! - relevance = w·vector + (1−w)·text with the vector leg, or text alone;
+//!   text = ½·(BM25 ÷ best BM25) + ½·(share of query words present), lifted by
+//!   the best-matching surrounding window of a daily note (neighbouring lines);
+//! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
+//! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset.
+//! The `min-score` gate applies to relevance, before recency: decay reorders
+//! results but never hides an old entry that clearly answers the query.
+//! MMR then demotes near-duplicates of what is already selected.
+
+use std::collections::HashSet;
+
+/// How much a matching surrounding window can lift an entry's text score.
+const WINDOW_CONTEXT_WEIGHT: f32 = 0.15;
+
+#[derive(Debug, Clone, Default)]
+pub struct Candidate {
+    pub id: i64,
+    /// BM25 of the entry itself (higher is better), when the lexical leg found it.
+    pub bm25: Option<f64>,
+    /// BM25 of the best window containing the entry, when one matched.
+    pub window_bm25: Option<f64>,
+    /// Cosine similarity to the query, when the vector leg ran.
+    pub vector: Option<f32>,
+    /// Share of the query's content words present in the entry, 0..=1.
+    pub coverage: f32,
+    /// Age in days of a dated daily note; `None` for evergreen files.
+    pub age_days: Option<f64>,
+    pub importance: Option<u8>,
+    /// Stemmed content words, for near-duplicate detection.
+    pub words: HashSet<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RankSettings {
+    pub vector_weight: f32,
+    /// Whether the vector leg ran for this query.
+    pub hybrid: bool,
+    pub half_life_days: f32,
+    pub mmr_lambda: f32,
+    pub min_score: f32,
+    pub max_results: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreParts {
+    pub text: f32,
+    pub vector: Option<f32>,
+    pub relevance: f32,
+    pub recency: f32,
+    pub importance: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub id: i64,
+    pub score: f32,
+    pub parts: ScoreParts,
+}
+
+pub fn importance_multiplier(importance: Option<u8>) -> f32 {
+    match importance {
+        Some(i @ 1..=10) => 0.80 + (i - 1) as f32 * 0.05,
+        _ => 1.0,
+    }
+}
+
+pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
+    match age_days {
+        Some(age) if half_life_days > 0.0 && age > 0.0 => {
+            0.5f64.powf(age / half_life_days as f64) as f32
+        }
+        _ => 1.0,
+    }
+}
+
+pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> {
+    let best_bm25 = max_of(candidates.iter().filter_map(|c| c.bm25));
+    let best_window = max_of(candidates.iter().filter_map(|c| c.window_bm25));
+    let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let lexical = c.bm25.map_or(0.0, |b| (b / best_bm25) as f32);
+            let mut text = 0.5 * lexical + 0.5 * c.coverage.clamp(0.0, 1.0);
+            if let Some(w) = c.window_bm25 {
+                text += WINDOW_CONTEXT_WEIGHT * (w / best_window) as f32 * (1.0 - text);
+            }
+            let vector = c
+                .vector
+                .filter(|_| settings.hybrid)
+                .map(|v| v.clamp(0.0, 1.0));
+            let relevance = if settings.hybrid {
+                let w = settings.vector_weight.clamp(0.0, 1.0);
+                w * vector.unwrap_or(0.0) + (1.0 - w) * text
+            } else {
+                text
+            };
+            if !(relevance >= settings.min_score) || relevance <= 0.0 {
+                return None;
+            }
+            let recency = recency_multiplier(c.age_days, settings.half_life_days);
+            let importance = importance_multiplier(c.importance);
+            let parts = ScoreParts {
+                text,
+                vector,
+                relevance,
+                recency,
+                importance,
+            };
+            let score = relevance * recency * importance;
+            Some((
+                Ranked {
+                    id: c.id,
+                    score,
+                    parts,
+                },
+                &c.words,
+            ))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
+    mmr(scored, settings.mmr_lambda, settings.max_results)
+}
+
+fn max_of(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(f64::MIN_POSITIVE, f64::max)
+}
+
+/// Maximal marginal relevance over word sets: each pick maximises
+/// λ·score − (1−λ)·(similarity to the closest already picked), with scores
+/// normalised to the best one. λ ≥ 1 keeps the score order.
+fn mmr(mut pool: Vec<(Ranked, &HashSet<String>)>, lambda: f32, limit: usize) -> Vec<Ranked> {
+    if lambda >= 1.0 || pool.len() <= 1 {
+        return pool.into_iter().take(limit).map(|(r, _)| r).collect();
+    }
+    pool.truncate(limit.saturating_mul(4).max(limit));
+    let top = pool
+        .first()
+        .map_or(1.0, |(r, _)| r.score)
+        .max(f32::MIN_POSITIVE);
+    let mut picked: Vec<(Ranked, &HashSet<String>)> = Vec::new();
+    while picked.len() < limit && !pool.is_empty() {
+        let mut best = 0;
+        let mut best_value = f32::NEG_INFINITY;
+        for (i, (candidate, words)) in pool.iter().enumerate() {
+            let redundancy = picked
+                .iter()
+                .map(|(_, w)| jaccard(words, w))
+                .fold(0.0f32, f32::max);
+            let value = lambda * candidate.score / top - (1.0 - lambda) * redundancy;
+            if value > best_value {
+                best_value = value;
+                best = i;
+            }
+        }
+        picked.push(pool.remove(best));
+    }
+    picked.into_iter().map(|(r, _)| r).collect()
+}
+
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let shared = a.intersection(b).count();
+    shared as f32 / (a.len() + b.len() - shared) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> RankSettings {
+        RankSettings {
+            vector_weight: 0.7,
+            hybrid: false,
+            half_life_days: 30.0,
+            mmr_lambda: 1.0,
+            min_score: 0.35,
+            max_results: 6,
+        }
+    }
+
+    fn words(s: &str) -> HashSet<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn lexical(id: i64, bm25: f64, coverage: f32) -> Candidate {
+        Candidate {
+            id,
+            bm25: Some(bm25),
+            coverage,
+            words: words(&format!("w{id}")),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn importance_spans_the_reference_range() {
+        assert_eq!(importance_multiplier(None), 1.0);
+        assert!((importance_multiplier(Some(1)) - 0.80).abs() < 1e-6);
+        assert!((importance_multiplier(Some(5)) - 1.00).abs() < 1e-6);
+        assert!((importance_multiplier(Some(10)) - 1.25).abs() < 1e-6);
+        assert_eq!(importance_multiplier(Some(11)), 1.0);
+    }
+
+    #[test]
+    fn recency_halves_every_half_life_and_spares_evergreen() {
+        assert_eq!(recency_multiplier(None, 30.0), 1.0);
+        assert!((recency_multiplier(Some(30.0), 30.0) - 0.5).abs() < 1e-6);
+        assert!((recency_multiplier(Some(60.0), 30.0) - 0.25).abs() < 1e-6);
+        assert_eq!(recency_multiplier(Some(-3.0), 30.0), 1.0);
+        assert_eq!(recency_multiplier(Some(300.0), 0.0), 1.0);
+    }
+
+    #[test]
+    fn min_score_gates_relevance_not_recency() {
+        let mut old = lexical(1, 10.0, 1.0);
+        old.age_days = Some(365.0);
+        let weak = lexical(2, 1.0, 0.2);
+        let ranked = rank(vec![old, weak], &settings());
+        assert_eq!(
+            ranked.len(),
+            1,
+            "the weak match is gated out, the old strong one stays"
+        );
+        assert_eq!(ranked[0].id, 1);
+        assert!(ranked[0].score < 0.01);
+    }
+
+    #[test]
+    fn decay_orders_equal_relevance_by_age() {
+        let mut older = lexical(1, 5.0, 1.0);
+        older.age_days = Some(40.0);
+        let mut newer = lexical(2, 5.0, 1.0);
+        newer.age_days = Some(1.0);
+        let ids: Vec<i64> = rank(vec![older, newer], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn importance_breaks_ties() {
+        let mut low = lexical(1, 5.0, 1.0);
+        low.importance = Some(2);
+        let mut high = lexical(2, 5.0, 1.0);
+        high.importance = Some(9);
+        let ids: Vec<i64> = rank(vec![low, high], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn hybrid_mixes_vector_and_text() {
+        let mut s = settings();
+        s.hybrid = true;
+        let semantic = Candidate {
+            id: 1,
+            vector: Some(0.9),
+            words: words("a"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![semantic], &s);
+        assert_eq!(ranked.len(), 1);
+        assert!((ranked[0].parts.relevance - 0.63).abs() < 1e-5);
+    }
+
+    #[test]
+    fn window_context_lifts_but_never_exceeds_one() {
+        let mut with_context = lexical(1, 5.0, 0.5);
+        with_context.window_bm25 = Some(8.0);
+        let without = lexical(2, 5.0, 0.5);
+        let ranked = rank(vec![with_context, without], &settings());
+        assert_eq!(ranked[0].id, 1);
+        assert!(ranked[0].parts.text <= 1.0 && ranked[0].parts.text > ranked[1].parts.text);
+    }
+
+    #[test]
+    fn mmr_demotes_near_duplicates() {
+        let mut s = settings();
+        s.mmr_lambda = 0.7;
+        let mut a = lexical(1, 10.0, 1.0);
+        a.words = words("gateway loopback port");
+        let mut b = lexical(2, 9.9, 1.0);
+        b.words = words("gateway loopback port");
+        let mut c = lexical(3, 9.0, 1.0);
+        c.words = words("admin ui password");
+        let ids: Vec<i64> = rank(vec![a, b, c], &s).iter().map(|r| r.id).collect();
+        assert_eq!(ids, [1, 3, 2]);
+    }
+
+    #[test]
+    fn result_limit_and_deterministic_ties() {
+        let candidates: Vec<Candidate> = (0..10).map(|i| lexical(10 - i, 5.0, 1.0)).collect();
+        let mut s = settings();
+        s.max_results = 3;
+        let ids: Vec<i64> = rank(candidates, &s).iter().map(|r| r.id).collect();
+        assert_eq!(ids, [1, 2, 3]);
+    }
+}
