@@ -122,6 +122,7 @@ pub fn bootstrap_result(b: &wit_bootstrap::BootstrapResult) -> Value {
         "files": b.files.iter().map(|f| json!({
             "path": f.path,
             "present": f.present,
+            "skipped": f.skipped,
             "original_chars": f.original_chars,
             "injected_chars": f.injected_chars,
             "truncated": f.truncated,

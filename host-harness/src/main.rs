@@ -429,6 +429,11 @@ fn print_bootstrap(b: &wit_bootstrap::BootstrapResult) {
     for f in &b.files {
         match (&f.present, &f.truncated) {
             (false, _) => println!("{}: missing (nothing injected)", f.path),
+            (true, _) if f.skipped.is_some() => println!(
+                "{}: SKIPPED ({})",
+                f.path,
+                f.skipped.as_deref().unwrap_or_default()
+            ),
             (true, None) => println!("{}: {} characters injected", f.path, f.injected_chars),
             (true, Some(why)) => println!(
                 "{}: TRUNCATED to {} of {} characters ({why})",

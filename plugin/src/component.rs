@@ -250,6 +250,7 @@ impl wit_bootstrap::Guest for Component {
                 .map(|f| wit_bootstrap::BootstrapFile {
                     path: f.path,
                     present: f.present,
+                    skipped: f.skipped,
                     original_chars: f.original_chars as u32,
                     injected_chars: f.injected_chars as u32,
                     truncated: f.truncated,

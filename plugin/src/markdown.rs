@@ -201,8 +201,14 @@ fn push_entries(
     heading: Option<String>,
     parsed: &mut ParsedFile,
 ) {
+    // Block ranges from the parser include the blank line after a list
+    // item; a citation must name the entry's own lines only.
+    let mut end = end.min(lines.len() as u32);
+    while end > start && lines[(end - 1) as usize].trim().is_empty() {
+        end -= 1;
+    }
     let mut piece = Piece::new(start);
-    for number in start..=end.min(lines.len() as u32) {
+    for number in start..=end {
         let raw = lines[(number - 1) as usize];
         let (line, cut) = crate::text::truncate_chars(raw, MAX_LINE_CHARS);
         if cut {
@@ -220,7 +226,7 @@ fn push_entries(
         }
         piece.add(body, found);
     }
-    piece.finish(end.min(lines.len() as u32), &heading, parsed);
+    piece.finish(end, &heading, parsed);
 }
 
 struct Piece {
@@ -353,6 +359,14 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn ranges_exclude_the_blank_lines_after_items() {
+        let got = spans("- one\n\n- two\n\nafter\n");
+        let ranges: Vec<(u32, u32)> = got.iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(ranges, vec![(1, 1), (3, 3), (5, 5)]);
+        assert_eq!(got[0].3, "- one");
     }
 
     #[test]

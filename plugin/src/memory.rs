@@ -7,7 +7,7 @@
 //! raised.
 
 use crate::api::*;
-use crate::bootstrap::{self, BOOTSTRAP_FILES};
+use crate::bootstrap::{self, Found, BOOTSTRAP_FILES};
 use crate::embedding::{self, Embedder, EmbedderInfo};
 use crate::error::{MemoryError, Result};
 use crate::index::{self, ChunkKind, ChunkRecord, FileRecord, Index};
@@ -16,7 +16,7 @@ use crate::markdown;
 use crate::rank::{self, Candidate, RankSettings};
 use crate::sqlite::DbError;
 use crate::text;
-use crate::workspace::{FileStat, Workspace, MAX_INDEXED_BYTES};
+use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 
@@ -76,8 +76,10 @@ pub struct Memory {
     workspace: Workspace,
     index: Index,
     embedder: Box<dyn Embedder>,
-    /// Why the index was (re)created at open, until a sync reports it.
-    pending_rebuild: Option<String>,
+    /// Why the index was (re)created, until a sync reports it.
+    rebuild_note: Option<String>,
+    /// Set when the index was (re)created and holds nothing yet.
+    needs_full_sync: bool,
     vectors: Option<VectorTable>,
 }
 
@@ -101,7 +103,7 @@ impl Memory {
             }
         }
         let workspace = Workspace::new(settings.workspace.clone());
-        let (index, pending_rebuild) =
+        let (index, rebuild_note) =
             Index::open(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer).map_err(
                 |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
             )?;
@@ -110,7 +112,8 @@ impl Memory {
             workspace,
             index,
             embedder,
-            pending_rebuild,
+            needs_full_sync: rebuild_note.is_some(),
+            rebuild_note,
             vectors: None,
         })
     }
@@ -136,7 +139,8 @@ impl Memory {
             .reset()
             .map_err(|e| MemoryError::Index(format!("cannot rebuild the index: {e}")))?;
         self.vectors = None;
-        self.pending_rebuild = Some(reason.to_string());
+        self.rebuild_note = Some(reason.to_string());
+        self.needs_full_sync = true;
         self.sync_once(&SyncRequest {
             max_files: None,
             force: true,
@@ -154,10 +158,11 @@ impl Memory {
 
     fn sync_once(&mut self, request: &SyncRequest) -> Attempt<SyncReport> {
         let mut report = SyncReport {
-            rebuilt: self.pending_rebuild.take(),
+            rebuilt: self.rebuild_note.take(),
             ..SyncReport::default()
         };
-        let force = request.force || report.rebuilt.is_some();
+        let force = request.force || self.needs_full_sync;
+        self.needs_full_sync = false;
         let mut skipped = Vec::new();
         let files = self.workspace.list(&mut skipped)?;
         report.problems.extend(
@@ -451,6 +456,16 @@ impl Memory {
     }
 
     fn search_once(&mut self, request: &SearchRequest) -> Attempt<SearchResult> {
+        if self.needs_full_sync {
+            // A recreated index is empty: fill it from the files before
+            // answering, and leave the note for the next sync's report.
+            let note = self.rebuild_note.take();
+            self.sync_once(&SyncRequest {
+                max_files: None,
+                force: true,
+            })?;
+            self.rebuild_note = note;
+        }
         let s = self.settings.search;
         let limit = request
             .max_results
@@ -629,7 +644,8 @@ impl Memory {
         if request.start_line == Some(0) {
             return Err(MemoryError::InvalidInput("line numbers start at 1".into()));
         }
-        if let (Some(start), Some(end)) = (request.start_line, request.end_line) {
+        if let Some(end) = request.end_line {
+            let start = request.start_line.unwrap_or(1);
             if end < start {
                 return Err(MemoryError::InvalidInput(format!(
                     "the range ends (line {end}) before it starts (line {start})"
@@ -694,12 +710,21 @@ impl Memory {
         // Enough bytes to count every character up to the largest budget, and
         // then some: the report says how long the file really is.
         let read_limit = MAX_GET_BYTES;
-        let mut contents: Vec<(&str, Option<String>)> = Vec::new();
+        let mut contents: Vec<(&str, BootstrapRead)> = Vec::new();
         for name in BOOTSTRAP_FILES {
             contents.push((name, self.workspace.read_bootstrap(name, read_limit)?));
         }
-        let borrowed: Vec<(&str, Option<&str>)> =
-            contents.iter().map(|(n, c)| (*n, c.as_deref())).collect();
+        let borrowed: Vec<(&str, Found<'_>)> = contents
+            .iter()
+            .map(|(n, read)| {
+                let found = match read {
+                    BootstrapRead::Missing => Found::Missing,
+                    BootstrapRead::Refused(why) => Found::Refused(why),
+                    BootstrapRead::Text(text) => Found::Text(text),
+                };
+                (*n, found)
+            })
+            .collect();
         let plan = bootstrap::plan(&borrowed, &budgets);
         let digest = sha256_hex(plan.text.as_bytes());
         let changed = request.known_digest.as_deref() != Some(digest.as_str());

@@ -141,22 +141,26 @@ fn mmr(mut pool: Vec<(Ranked, &HashSet<String>)>, lambda: f32, limit: usize) -> 
         .first()
         .map_or(1.0, |(r, _)| r.score)
         .max(f32::MIN_POSITIVE);
+    // Closest similarity of each pool member to anything picked so far,
+    // updated with each new pick only.
+    let mut redundancy = vec![0.0f32; pool.len()];
     let mut picked: Vec<(Ranked, &HashSet<String>)> = Vec::new();
     while picked.len() < limit && !pool.is_empty() {
         let mut best = 0;
         let mut best_value = f32::NEG_INFINITY;
-        for (i, (candidate, words)) in pool.iter().enumerate() {
-            let redundancy = picked
-                .iter()
-                .map(|(_, w)| jaccard(words, w))
-                .fold(0.0f32, f32::max);
-            let value = lambda * candidate.score / top - (1.0 - lambda) * redundancy;
+        for (i, (candidate, _)) in pool.iter().enumerate() {
+            let value = lambda * candidate.score / top - (1.0 - lambda) * redundancy[i];
             if value > best_value {
                 best_value = value;
                 best = i;
             }
         }
-        picked.push(pool.remove(best));
+        let chosen = pool.remove(best);
+        redundancy.remove(best);
+        for (i, (_, words)) in pool.iter().enumerate() {
+            redundancy[i] = redundancy[i].max(jaccard(words, chosen.1));
+        }
+        picked.push(chosen);
     }
     picked.into_iter().map(|(r, _)| r).collect()
 }

@@ -174,17 +174,23 @@ impl Workspace {
         })
     }
 
-    /// Reads a bootstrap file (`AGENTS.md`, `MEMORY.md`, `USER.md`), `None` when
-    /// absent. Symlinks are refused like everywhere else.
-    pub fn read_bootstrap(&self, name: &str, max_bytes: u64) -> Result<Option<String>> {
+    /// Reads a bootstrap file (`AGENTS.md`, `MEMORY.md`, `USER.md`). A
+    /// symlink or a non-regular file is refused (never followed or opened),
+    /// with the reason; the caller skips it and injects the others.
+    pub fn read_bootstrap(&self, name: &str, max_bytes: u64) -> Result<BootstrapRead> {
         let full = self.join(name);
         match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(BootstrapRead::Missing)
+            }
             Err(e) => return Err(io_error("cannot read", name, &e)),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Ok(BootstrapRead::Refused(
+                    "a symlink; memory never follows symlinks".into(),
+                ))
+            }
             Ok(meta) if !meta.is_file() => {
-                return Err(MemoryError::AccessDenied(format!(
-                    "{name} is a symlink or not a regular file"
-                )))
+                return Ok(BootstrapRead::Refused("not a regular file".into()))
             }
             Ok(_) => {}
         }
@@ -193,8 +199,16 @@ impl Workspace {
         file.take(max_bytes)
             .read_to_end(&mut bytes)
             .map_err(|e| io_error("cannot read", name, &e))?;
-        Ok(Some(decode(&bytes, &mut Vec::new())))
+        Ok(BootstrapRead::Text(decode(&bytes, &mut Vec::new())))
     }
+}
+
+/// What `read_bootstrap` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootstrapRead {
+    Missing,
+    Refused(String),
+    Text(String),
 }
 
 /// Lossy UTF-8 decoding with NUL bytes replaced too (SQLite and many readers
