@@ -376,7 +376,7 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 fn decode_hex(hex: &str) -> anyhow::Result<Vec<u8>> {
     let clean: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
-    if clean.len() % 2 != 0 {
+    if !clean.len().is_multiple_of(2) {
         bail!("odd number of hex digits");
     }
     (0..clean.len())

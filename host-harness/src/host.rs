@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({
@@ -42,8 +42,37 @@ pub struct HostLimits {
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: MemoryCap,
     embedder: Arc<Lender>,
+}
+
+/// Caps the component's linear memory and remembers a refused growth, so a
+/// trap that follows can be reported as what it is.
+struct MemoryCap {
+    max_bytes: usize,
+    refused: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.max_bytes;
+        self.refused |= !allowed;
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
 }
 
 impl WasiView for HostState {
@@ -221,22 +250,39 @@ impl MemoryHost {
         let state = HostState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(self.limits.memory_bytes)
-                .instances(4)
-                .build(),
+            limits: MemoryCap {
+                max_bytes: self.limits.memory_bytes,
+                refused: false,
+            },
             embedder: self.embedder.clone(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(self.deadline_ticks());
-        let bindings =
-            MemoryCore::instantiate(&mut store, &self.component, &self.linker).map_err(trap)?;
-        let opened = bindings
+        let bindings = match MemoryCore::instantiate(&mut store, &self.component, &self.linker) {
+            Ok(bindings) => bindings,
+            Err(error) => {
+                return Err(explain_trap(
+                    error,
+                    &self.limits,
+                    store.data().limits.refused,
+                ))
+            }
+        };
+        let opened = match bindings
             .openclaw_memory_store()
             .memory()
             .call_open(&mut store, &self.settings)
-            .map_err(trap)?;
+        {
+            Ok(opened) => opened,
+            Err(error) => {
+                return Err(explain_trap(
+                    error,
+                    &self.limits,
+                    store.data().limits.refused,
+                ))
+            }
+        };
         let memory = opened.map_err(CallError::Memory)?;
         Ok(Live {
             store,
@@ -268,8 +314,9 @@ impl MemoryHost {
         match f(&mut live.store, &live.bindings, live.memory) {
             Ok(answer) => answer.map_err(CallError::Memory),
             Err(error) => {
+                let out_of_memory = live.store.data().limits.refused;
                 self.live = None;
-                Err(trap_with_deadline(error, self.limits.call_timeout))
+                Err(explain_trap(error, &self.limits, out_of_memory))
             }
         }
     }
@@ -310,6 +357,12 @@ impl MemoryHost {
         self.call(|store, b, m| b.openclaw_memory_bootstrap().call_load(store, m, request))
     }
 
+    /// Changes the deadline and memory cap; the memory cap applies from the
+    /// next instance on.
+    pub fn set_limits(&mut self, limits: HostLimits) {
+        self.limits = limits;
+    }
+
     /// Drops the live instance (the next call starts a fresh one).
     pub fn reset(&mut self) {
         self.live = None;
@@ -321,18 +374,21 @@ impl MemoryHost {
     }
 }
 
-fn trap(error: wasmtime::Error) -> CallError {
-    CallError::Trap(format!("{error:#}"))
-}
-
-fn trap_with_deadline(error: wasmtime::Error, timeout: Duration) -> CallError {
+fn explain_trap(error: wasmtime::Error, limits: &HostLimits, out_of_memory: bool) -> CallError {
+    let fresh = "the next call starts a fresh instance";
     if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
         return CallError::Trap(format!(
-            "the call ran past its deadline of {} ms and was stopped; the next call starts a fresh instance",
-            timeout.as_millis()
+            "the call ran past its deadline of {} ms and was stopped; {fresh}",
+            limits.call_timeout.as_millis()
         ));
     }
-    CallError::Trap(format!("{error:#}; the next call starts a fresh instance"))
+    if out_of_memory {
+        return CallError::Trap(format!(
+            "the component needed more than its memory cap of {} MiB and was stopped; {fresh}",
+            limits.memory_bytes >> 20
+        ));
+    }
+    CallError::Trap(format!("{error:#}; {fresh}"))
 }
 
 /// Loads the component, compiling it only when no cached compilation for this
@@ -422,7 +478,7 @@ impl WorkspaceLock {
                 let holder = std::fs::read_to_string(&path).unwrap_or_default();
                 bail!(
                     "another memory-harness ({}) is using the index of {}; wait for it to finish, then retry",
-                    holder.trim().is_empty().then(|| "unknown process".to_string()).unwrap_or(holder.trim().to_string()),
+                    if holder.trim().is_empty() { "an unknown process" } else { holder.trim() },
                     workspace.display()
                 );
             }

@@ -62,6 +62,10 @@ impl From<Failure> for MemoryError {
 
 type Attempt<T> = std::result::Result<T, Failure>;
 
+/// The vector leg's answer: cosine similarity by entry, or `None` with the
+/// reason it could not run.
+type VectorLeg = (Option<HashMap<i64, f32>>, Option<String>);
+
 /// Entry vectors of one embedder, flattened for a fast dot-product scan.
 struct VectorTable {
     label: String,
@@ -481,11 +485,7 @@ impl Memory {
             for hit in self.index.lexical(&fts, ChunkKind::Entry, per_leg)? {
                 lexical.insert(hit.id, hit.bm25);
             }
-            for hit in self.index.lexical(&fts, ChunkKind::Window, per_leg)? {
-                if let Some(span) = self.index.window_span(hit.id)? {
-                    windows.push((span, hit.bm25));
-                }
-            }
+            windows = self.index.lexical_windows(&fts, per_leg)?;
         }
         let (vector_scores, degraded) = self.vector_leg(&request.query, per_leg as usize)?;
         let hybrid = vector_scores.is_some();
@@ -500,10 +500,8 @@ impl Memory {
         ids.dedup();
         let mut rows = HashMap::new();
         let mut candidates = Vec::with_capacity(ids.len());
-        for id in ids {
-            let Some(row) = self.index.chunk(id)? else {
-                continue;
-            };
+        for row in self.index.chunks(&ids)? {
+            let id = row.id;
             let words = text::stem_set(&row.text);
             let coverage = if stems.is_empty() {
                 0.0
@@ -580,11 +578,7 @@ impl Memory {
 
     /// The vector leg: cosine similarity of the query to every entry vector of
     /// the current embedder. `None` (with the reason) when it cannot run.
-    fn vector_leg(
-        &mut self,
-        query: &str,
-        limit: usize,
-    ) -> Attempt<(Option<HashMap<i64, f32>>, Option<String>)> {
+    fn vector_leg(&mut self, query: &str, limit: usize) -> Attempt<VectorLeg> {
         let Some(info) = self.embedder.describe() else {
             return Ok((None, None));
         };

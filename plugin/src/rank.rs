@@ -7,6 +7,7 @@
 //!   the best-matching surrounding window of a daily note (neighbouring lines);
 //! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
 //! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset.
+//!
 //! The `min-score` gate applies to relevance, before recency: decay reorders
 //! results but never hides an old entry that clearly answers the query.
 //! MMR then demotes near-duplicates of what is already selected.
@@ -98,7 +99,8 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
             } else {
                 text
             };
-            if !(relevance >= settings.min_score) || relevance <= 0.0 {
+            // NaN relevance fails the gate too.
+            if relevance.is_nan() || relevance < settings.min_score || relevance <= 0.0 {
                 return None;
             }
             let recency = recency_multiplier(c.age_days, settings.half_life_days);

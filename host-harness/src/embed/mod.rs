@@ -53,6 +53,8 @@ impl EmbedderChoice {
 }
 
 type Job = (Vec<String>, mpsc::Sender<Result<Vec<Vec<f32>>, String>>);
+/// Loads a backend inside its worker thread.
+type Loader = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
 
 /// An embedder behind a worker thread with a per-call timeout. The model is
 /// loaded lazily, on the first call, so commands that never embed never pay
@@ -66,10 +68,7 @@ pub struct Lender {
 
 impl Lender {
     pub fn new(choice: &EmbedderChoice, timeout: Duration) -> Lender {
-        let (info, worker): (
-            Option<EmbedderInfo>,
-            Option<Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>>,
-        ) = match choice {
+        let (info, worker): (Option<EmbedderInfo>, Option<Loader>) = match choice {
             EmbedderChoice::None => (None, None),
             EmbedderChoice::Failing => (Some(deterministic::info("failing")), None),
             EmbedderChoice::Test => (
@@ -147,9 +146,7 @@ impl Backend for minilm::MiniLm {
     }
 }
 
-fn spawn_worker(
-    load: Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>,
-) -> mpsc::Sender<Job> {
+fn spawn_worker(load: Loader) -> mpsc::Sender<Job> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::spawn(move || {
         let backend = load();

@@ -549,29 +549,43 @@ impl Index {
         )
     }
 
-    pub fn window_span(&self, id: i64) -> Result<Option<WindowSpan>, DbError> {
-        self.conn.query_row(
-            "SELECT path, start_line, end_line FROM chunks WHERE id = ?1",
-            &[Value::Integer(id)],
+    /// The best `limit` windows for an FTS5 query, with their spans.
+    pub fn lexical_windows(
+        &self,
+        fts_query: &str,
+        limit: u32,
+    ) -> Result<Vec<(WindowSpan, f64)>, DbError> {
+        self.conn.query(
+            "SELECT c.path, c.start_line, c.end_line, w.score FROM \
+             (SELECT rowid AS id, -rank AS score FROM chunks_fts \
+              WHERE chunks_fts MATCH ?1 AND kind = 'window' ORDER BY rank LIMIT ?2) w \
+             JOIN chunks c ON c.id = w.id",
+            &[Value::Text(fts_query), Value::Integer(limit as i64)],
             |r| {
-                Ok(WindowSpan {
-                    path: r.get_text(0),
-                    start_line: r.get_i64(1) as u32,
-                    end_line: r.get_i64(2) as u32,
-                })
+                Ok((
+                    WindowSpan {
+                        path: r.get_text(0),
+                        start_line: r.get_i64(1) as u32,
+                        end_line: r.get_i64(2) as u32,
+                    },
+                    r.get_f64(3),
+                ))
             },
         )
     }
 
-    pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>, DbError> {
-        self.conn.query_row(
+    /// The chunks with these ids, in one query (ids that no longer exist are
+    /// left out).
+    pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, DbError> {
+        let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        self.conn.query(
             "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
                     p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance \
              FROM chunks c JOIN sources s ON s.path = c.path \
              LEFT JOIN provenance p ON p.chunk_id = c.id \
              LEFT JOIN recall_meta r ON r.chunk_id = c.id \
-             WHERE c.id = ?1",
-            &[Value::Integer(id)],
+             WHERE c.id IN (SELECT value FROM json_each(?1))",
+            &[Value::Text(&list)],
             |r| {
                 let provenance = match (
                     r.get_opt_text(7).as_deref().and_then(SourceClass::parse),

@@ -1,0 +1,142 @@
+//! The `memory-harness` command line, run as a user would.
+
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn harness() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memory-harness"))
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("memory")).unwrap();
+    std::fs::write(
+        dir.path().join("MEMORY.md"),
+        "# Memory\n\n- Dana owns the billing service.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("memory/2026-12-01.md"),
+        "- The gateway stays on loopback.\n- Lunch was pasta.\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = harness()
+        .args(["--embedder", "test", "demo", "--dir"])
+        .arg(dir.path().join("demo"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "== memory-harness index",
+        "<memory-file path=\"MEMORY.md\">",
+        "MEMORY.md#L5-L5",
+        "refused: access-denied",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn batch_search_answers_every_line_in_order() {
+    let ws = workspace();
+    let mut child = harness()
+        .arg("--workspace")
+        .arg(ws.path())
+        .args([
+            "--now",
+            "2026-12-02",
+            "--embedder",
+            "none",
+            "search",
+            "--batch",
+            "--json",
+            "--max-results",
+            "2",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"id\":\"a\",\"query\":\"who owns billing\"}\nnot json\n{\"id\":\"c\",\"query\":\"\\\"gateway\\\" OR\"}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["id"], "a");
+    assert_eq!(lines[0]["hits"][0]["path"], "MEMORY.md");
+    assert_eq!(lines[0]["hits"][0]["start_line"], 3);
+    assert_eq!(lines[1]["error"]["kind"], "invalid-input");
+    assert_eq!(lines[2]["id"], "c");
+    assert_eq!(lines[2]["hits"][0]["path"], "memory/2026-12-01.md");
+}
+
+#[test]
+fn index_status_get_and_refusals() {
+    let ws = workspace();
+    let run = |args: &[&str]| {
+        harness()
+            .arg("--workspace")
+            .arg(ws.path())
+            .args(["--embedder", "none"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let index = run(&["--json", "index"]);
+    assert!(index.status.success());
+    let report: Value = serde_json::from_slice(&index.stdout).unwrap();
+    assert_eq!(report["files_indexed"], 2);
+    let status: Value = serde_json::from_slice(&run(&["--json", "status"]).stdout).unwrap();
+    assert_eq!(status["entries"], 3);
+    assert_eq!(status["search_mode"], "fts-only");
+    let got = run(&["get", "memory/2026-12-01.md:2"]);
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "- Lunch was pasta.\n");
+    let refused = run(&["get", "../../etc/passwd"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("access-denied"));
+}
+
+#[test]
+fn a_bad_configuration_is_a_clear_error() {
+    let ws = workspace();
+    let config = ws.path().join("bad.toml");
+    std::fs::write(&config, "[memory.search.query]\nmaxResult = 3\n").unwrap();
+    let out = harness()
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--config")
+        .arg(&config)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not a valid configuration") && stderr.contains("maxResult"),
+        "{stderr}"
+    );
+}
