@@ -9,7 +9,7 @@
 
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
-use crate::host::{wit_bootstrap, wit_recall, wit_store, CallError};
+use crate::host::{wit, wit_bootstrap, wit_recall, wit_store, wit_write, CallError};
 use crate::json;
 use crate::session::Session;
 use anyhow::{anyhow, bail, Context};
@@ -85,12 +85,77 @@ pub struct Step {
     pub force: bool,
     #[serde(default)]
     pub known_digest: Option<String>,
+    /// `note`: the text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// `note`: sender-message, agent-derived, web-page, tool-output,
+    /// participant, scaffolding, unknown-external.
+    #[serde(default)]
+    pub origin: Option<String>,
+    /// Whether the turn's sender is the owner (default true).
+    #[serde(default)]
+    pub owner: Option<bool>,
+    /// The turn's session kind (default interactive; `null` = unknown).
+    #[serde(default = "interactive")]
+    pub session_kind: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub importance: Option<u8>,
+    #[serde(default)]
+    pub triggers: Vec<String>,
+    #[serde(default)]
+    pub supersedes_key: Option<String>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
     /// The error the call must raise: `{"kind": "...", "message": {"$substr": "..."}}`.
     #[serde(default)]
     pub expect_error: Option<Value>,
+}
+
+fn interactive() -> Option<String> {
+    Some("interactive".into())
+}
+
+pub fn parse_origin(origin: &str) -> anyhow::Result<wit_write::ContentOrigin> {
+    use wit_write::ContentOrigin as O;
+    Ok(match origin {
+        "sender-message" => O::SenderMessage,
+        "agent-derived" => O::AgentDerived,
+        "web-page" => O::WebPage,
+        "tool-output" => O::ToolOutput,
+        "participant" => O::Participant,
+        "scaffolding" => O::Scaffolding,
+        "unknown-external" => O::UnknownExternal,
+        other => bail!("unknown origin {other:?}"),
+    })
+}
+
+pub fn parse_session_kind(kind: &str) -> anyhow::Result<wit::SessionKind> {
+    Ok(match kind {
+        "interactive" => wit::SessionKind::Interactive,
+        "cron" => wit::SessionKind::Cron,
+        "heartbeat" => wit::SessionKind::Heartbeat,
+        "subagent" => wit::SessionKind::Subagent,
+        other => {
+            bail!("unknown session kind {other:?}; use interactive, cron, heartbeat or subagent")
+        }
+    })
+}
+
+/// The turn context of a step: the session's, with the step's sender, session
+/// kind and session id.
+fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnContext> {
+    let mut context = session.context();
+    context.sender_is_owner = step.owner.unwrap_or(true);
+    context.session_kind = step
+        .session_kind
+        .as_deref()
+        .map(parse_session_kind)
+        .transpose()?;
+    context.session_id = step.session_id.clone();
+    Ok(context)
 }
 
 /// Runs every scenario under `root` whose path contains `filter`.
@@ -221,6 +286,17 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .map(|r| json::bootstrap_result(&r)),
             )
         }
+        "note" => {
+            let request = wit_write::NoteRequest {
+                text: step.text.clone().context("note needs `text`")?,
+                origin: parse_origin(step.origin.as_deref().context("note needs `origin`")?)?,
+                importance: step.importance,
+                triggers: step.triggers.clone(),
+                supersedes_key: step.supersedes_key.clone(),
+                context: step_context(session, step)?,
+            };
+            Some(session.host.note(&request).map(|r| json::write_report(&r)))
+        }
         "restart" => {
             session.host.reset();
             None
@@ -286,12 +362,16 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
         other => bail!("unknown op {other:?}"),
     };
     if let Some(before) = before {
-        let after = snapshot(workspace)?;
-        if before != after {
-            bail!(
-                "the call changed memory files on disk: {:?}",
-                changed_paths(&before, &after)
-            );
+        if is_write_call(&step.op) {
+            check_append_only(workspace, &before)?;
+        } else {
+            let after = snapshot(workspace)?;
+            if before != after {
+                bail!(
+                    "the call changed memory files on disk: {:?}",
+                    changed_paths(&before, &after)
+                );
+            }
         }
     }
     let Some(outcome) = outcome else {
@@ -319,13 +399,41 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
 }
 
 fn is_component_call(op: &str) -> bool {
-    matches!(op, "sync" | "status" | "search" | "get" | "bootstrap")
+    matches!(op, "sync" | "status" | "search" | "get" | "bootstrap") || is_write_call(op)
 }
 
-/// sha-256 of every file outside `.memory/`, by relative path.
-fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+/// Calls that may write Markdown, and only by appending.
+fn is_write_call(op: &str) -> bool {
+    matches!(op, "note")
+}
+
+/// The length recorded for a link or FIFO in a snapshot.
+const SPECIAL_FILE: u64 = u64::MAX;
+
+/// Every file that existed before still starts with exactly its old bytes.
+fn check_append_only(root: &Path, before: &BTreeMap<String, (String, u64)>) -> anyhow::Result<()> {
+    for (path, (hash, len)) in before.iter().filter(|(_, (_, len))| *len != SPECIAL_FILE) {
+        let bytes = std::fs::read(root.join(path))
+            .with_context(|| format!("{path} disappeared during a write"))?;
+        if (bytes.len() as u64) < *len || hex(&Sha256::digest(&bytes[..*len as usize])) != *hash {
+            bail!("{path} was rewritten, not appended to");
+        }
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha-256 and length of every file outside `.memory/`, by relative path.
+fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, (String, u64)>> {
     let mut out = BTreeMap::new();
-    fn visit(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) -> anyhow::Result<()> {
+    fn visit(
+        root: &Path,
+        dir: &Path,
+        out: &mut BTreeMap<String, (String, u64)>,
+    ) -> anyhow::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let path = entry.path();
@@ -337,13 +445,11 @@ fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
             if kind.is_dir() {
                 visit(root, &path, out)?;
             } else if kind.is_file() {
-                let digest = Sha256::digest(std::fs::read(&path)?);
-                out.insert(
-                    relative,
-                    digest.iter().map(|b| format!("{b:02x}")).collect(),
-                );
+                let bytes = std::fs::read(&path)?;
+                out.insert(relative, (hex(&Sha256::digest(&bytes)), bytes.len() as u64));
             } else {
-                out.insert(relative, format!("{:?}", kind));
+                // Links and FIFOs are compared by kind only, never opened.
+                out.insert(relative, (format!("{kind:?}"), SPECIAL_FILE));
             }
         }
         Ok(())
@@ -352,7 +458,10 @@ fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
-fn changed_paths(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+fn changed_paths(
+    a: &BTreeMap<String, (String, u64)>,
+    b: &BTreeMap<String, (String, u64)>,
+) -> Vec<String> {
     a.keys()
         .chain(b.keys())
         .filter(|k| a.get(*k) != b.get(*k))

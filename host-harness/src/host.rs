@@ -23,6 +23,7 @@ wasmtime::component::bindgen!({
 pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
 pub use exports::openclaw::memory::recall as wit_recall;
 pub use exports::openclaw::memory::store as wit_store;
+pub use exports::openclaw::memory::write as wit_write;
 pub use openclaw::memory::types as wit;
 
 /// Where the workspace appears inside the sandbox.
@@ -355,6 +356,13 @@ impl MemoryHost {
         request: &wit_bootstrap::BootstrapRequest,
     ) -> Result<wit_bootstrap::BootstrapResult, CallError> {
         self.call(|store, b, m| b.openclaw_memory_bootstrap().call_load(store, m, request))
+    }
+
+    pub fn note(
+        &mut self,
+        request: &wit_write::NoteRequest,
+    ) -> Result<wit_write::WriteReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_write().call_note(store, m, request))
     }
 
     /// Changes the deadline and memory cap; the memory cap applies from the

@@ -1,7 +1,9 @@
 //! The JSON shapes of the harness's answers: what `--json` prints and what
 //! conformance scenarios are checked against. One function per result type.
 
-use crate::host::{error_kind, error_message, wit, wit_bootstrap, wit_recall, wit_store};
+use crate::host::{
+    error_kind, error_message, wit, wit_bootstrap, wit_recall, wit_store, wit_write,
+};
 use serde_json::{json, Value};
 
 pub fn source_class(c: wit::SourceClass) -> &'static str {
@@ -85,7 +87,12 @@ pub fn search_hit(h: &wit_recall::SearchHit) -> Value {
         "provenance_basis": match h.provenance.basis {
             wit::ProvenanceBasis::Recorded => "recorded",
             wit::ProvenanceBasis::OperatorFile => "operator-file",
+            wit::ProvenanceBasis::Lost => "lost",
         },
+        "file_class": source_class(h.provenance.file_class),
+        "promotable": h.provenance.promotable,
+        "session_id": h.provenance.session_id,
+        "framed": h.framed,
         "observed_at_ms": h.provenance.observed_at_ms,
         "supersedes_key": h.provenance.supersedes_key,
         "parts": {
@@ -132,6 +139,16 @@ pub fn bootstrap_result(b: &wit_bootstrap::BootstrapResult) -> Value {
         "total_chars": b.total_chars,
         "digest": b.digest,
         "changed": b.changed,
+    })
+}
+
+pub fn write_report(r: &wit_write::WriteReport) -> Value {
+    json!({
+        "path": r.path,
+        "lines": r.lines,
+        "duplicates": r.duplicates,
+        "source_class": source_class(r.source_class),
+        "session_kind": session_kind(r.session_kind),
     })
 }
 

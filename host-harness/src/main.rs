@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use memory_harness::clock::{parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
-use memory_harness::host::{wit_bootstrap, wit_recall, wit_store, CallError};
+use memory_harness::host::{wit, wit_bootstrap, wit_recall, wit_store, wit_write, CallError};
 use memory_harness::session::Session;
 use memory_harness::{conformance, json};
 use serde_json::{json, Value};
@@ -82,6 +82,31 @@ enum Command {
         /// Skip the incremental sync that runs before searching.
         #[arg(long)]
         no_sync: bool,
+    },
+    /// Append an observation to today's daily note, with its provenance.
+    Note {
+        text: String,
+        /// Who it came from: owner, agent, untrusted or system.
+        #[arg(long)]
+        source: Option<String>,
+        /// Or, precisely, where it came from: sender-message, agent-derived,
+        /// web-page, tool-output, participant, scaffolding, unknown-external.
+        #[arg(long)]
+        origin: Option<String>,
+        /// interactive (default), cron, heartbeat or subagent.
+        #[arg(long, default_value = "interactive")]
+        session_kind: String,
+        /// The session the note belongs to (for `forget`).
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long)]
+        importance: Option<u8>,
+        /// Trigger phrases, comma-separated.
+        #[arg(long)]
+        trigger: Option<String>,
+        /// Lineage key: a newer note with the same key replaces this one.
+        #[arg(long)]
+        supersedes: Option<String>,
     },
     /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
     Get { target: String },
@@ -179,6 +204,48 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        Command::Note {
+            text,
+            source,
+            origin,
+            session_kind,
+            session,
+            importance,
+            trigger,
+            supersedes,
+        } => {
+            let mut session_state = open(&g)?;
+            let (origin, owner) = note_origin(source.as_deref(), origin.as_deref())?;
+            let mut context = session_state.context();
+            context.sender_is_owner = owner;
+            context.session_kind = Some(parse_session_kind(&session_kind)?);
+            context.session_id = session;
+            let request = wit_write::NoteRequest {
+                text,
+                origin,
+                importance,
+                triggers: trigger
+                    .map(|t| t.split([',', ';']).map(|p| p.trim().to_string()).collect())
+                    .unwrap_or_default(),
+                supersedes_key: supersedes,
+                context,
+            };
+            let report = session_state.host.note(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::write_report(&report));
+            } else if report.lines.is_empty() {
+                println!("{}: already there, nothing written", report.path);
+            } else {
+                println!(
+                    "{}#L{}  [{}/{}]",
+                    report.path,
+                    report.lines[0],
+                    json::source_class(report.source_class),
+                    json::session_kind(report.session_kind)
+                );
+            }
+            Ok(0)
+        }
         Command::Get { target } => {
             let mut session = open(&g)?;
             let request = parse_get_target(&target)?;
@@ -240,6 +307,33 @@ fn open(g: &Global) -> anyhow::Result<Session> {
         None => system_now_ms(),
     };
     Session::open(&resolved, now)
+}
+
+/// `--source` is shorthand for the origin of a note typed at this terminal
+/// (whose sender is the owner); `--origin` names it exactly.
+fn note_origin(
+    source: Option<&str>,
+    origin: Option<&str>,
+) -> anyhow::Result<(wit_write::ContentOrigin, bool)> {
+    use wit_write::ContentOrigin as O;
+    Ok(match (source, origin) {
+        (Some(_), Some(_)) => bail!("give --source or --origin, not both"),
+        (None, None) => bail!(
+            "say where the note came from: --source owner|agent|untrusted|system (or --origin)"
+        ),
+        (Some("owner"), None) => (O::SenderMessage, true),
+        (Some("agent"), None) => (O::AgentDerived, true),
+        (Some("untrusted"), None) => (O::UnknownExternal, true),
+        (Some("system"), None) => (O::Scaffolding, true),
+        (Some(other), None) => {
+            bail!("unknown --source {other:?}; use owner, agent, untrusted or system")
+        }
+        (None, Some(origin)) => (memory_harness::conformance::parse_origin(origin)?, true),
+    })
+}
+
+fn parse_session_kind(kind: &str) -> anyhow::Result<wit::SessionKind> {
+    memory_harness::conformance::parse_session_kind(kind)
 }
 
 fn call_error(error: CallError) -> anyhow::Error {

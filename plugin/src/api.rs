@@ -33,7 +33,7 @@ closed_set!(
 );
 closed_set!(
     /// How an entry's provenance was established.
-    ProvenanceBasis { Recorded = "recorded", OperatorFile = "operator-file" }
+    ProvenanceBasis { Recorded = "recorded", OperatorFile = "operator-file", Lost = "lost" }
 );
 closed_set!(
     /// The full-text tokenizer.
@@ -45,6 +45,11 @@ pub struct Provenance {
     pub source_class: SourceClass,
     pub session_kind: SessionKind,
     pub basis: ProvenanceBasis,
+    /// The lowest class the entry's file has received.
+    pub file_class: SourceClass,
+    /// Whether the entry may ever enter the curated core.
+    pub promotable: bool,
+    pub session_id: Option<String>,
     pub observed_at_ms: Option<i64>,
     pub supersedes_key: Option<String>,
 }
@@ -247,6 +252,8 @@ pub struct SearchHit {
     pub snippet: String,
     pub heading: Option<String>,
     pub citation: String,
+    /// The snippet inside its `<memory-recall>` block, for a model.
+    pub framed: String,
     pub provenance: Provenance,
 }
 

@@ -15,6 +15,7 @@ wit_bindgen::generate!({
 use exports::openclaw::memory::bootstrap as wit_bootstrap;
 use exports::openclaw::memory::recall as wit_recall;
 use exports::openclaw::memory::store as wit_store;
+use exports::openclaw::memory::write as wit_write;
 use openclaw::memory::embedder as host_embedder;
 use openclaw::memory::types as wit;
 
@@ -183,6 +184,7 @@ impl wit_recall::Guest for Component {
                     snippet: h.snippet,
                     heading: h.heading,
                     citation: h.citation,
+                    framed: h.framed,
                     provenance: provenance(h.provenance),
                 })
                 .collect(),
@@ -265,6 +267,51 @@ impl wit_bootstrap::Guest for Component {
     }
 }
 
+impl wit_write::Guest for Component {
+    fn note(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_write::NoteRequest,
+    ) -> Result<wit_write::WriteReport, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let report = memory
+            .inner
+            .borrow_mut()
+            .note(&crate::memory::NoteRequest {
+                text: request.text,
+                origin: content_origin(request.origin),
+                importance: request.importance,
+                triggers: request.triggers,
+                supersedes_key: request.supersedes_key,
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(write_report(report))
+    }
+}
+
+fn content_origin(o: wit_write::ContentOrigin) -> crate::provenance::ContentOrigin {
+    use crate::provenance::ContentOrigin as O;
+    match o {
+        wit_write::ContentOrigin::SenderMessage => O::SenderMessage,
+        wit_write::ContentOrigin::AgentDerived => O::AgentDerived,
+        wit_write::ContentOrigin::WebPage => O::WebPage,
+        wit_write::ContentOrigin::ToolOutput => O::ToolOutput,
+        wit_write::ContentOrigin::Participant => O::Participant,
+        wit_write::ContentOrigin::Scaffolding => O::Scaffolding,
+        wit_write::ContentOrigin::UnknownExternal => O::UnknownExternal,
+    }
+}
+
+fn write_report(r: crate::memory::WriteReport) -> wit_write::WriteReport {
+    wit_write::WriteReport {
+        path: r.path,
+        lines: r.lines,
+        duplicates: r.duplicates,
+        source_class: source_class(r.source_class),
+        session_kind: session_kind(r.session_kind),
+    }
+}
+
 fn to_wit_error(e: MemoryError) -> wit::Error {
     match e {
         MemoryError::InvalidInput(m) => wit::Error::InvalidInput(m),
@@ -326,7 +373,11 @@ fn provenance(p: core::Provenance) -> wit::Provenance {
         basis: match p.basis {
             core::ProvenanceBasis::Recorded => wit::ProvenanceBasis::Recorded,
             core::ProvenanceBasis::OperatorFile => wit::ProvenanceBasis::OperatorFile,
+            core::ProvenanceBasis::Lost => wit::ProvenanceBasis::Lost,
         },
+        file_class: source_class(p.file_class),
+        promotable: p.promotable,
+        session_id: p.session_id,
         observed_at_ms: p.observed_at_ms,
         supersedes_key: p.supersedes_key,
     }

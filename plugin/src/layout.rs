@@ -14,6 +14,8 @@ pub const DAILY_DIR: &str = "memory";
 /// The component's own directory inside the workspace (index, locks).
 pub const STATE_DIR: &str = ".memory";
 pub const INDEX_FILE: &str = ".memory/index.sqlite";
+/// The provenance ledger: recorded at write time, never rebuilt.
+pub const LEDGER_FILE: &str = ".memory/provenance.sqlite";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {

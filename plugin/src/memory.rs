@@ -10,15 +10,21 @@ use crate::api::*;
 use crate::bootstrap::{self, Found, BOOTSTRAP_FILES};
 use crate::embedding::{self, Embedder, EmbedderInfo};
 use crate::error::{MemoryError, Result};
+use crate::framing;
 use crate::index::{self, ChunkKind, ChunkRecord, FileRecord, Index};
 use crate::layout::{self, Date, MemoryPath, Tier};
+use crate::ledger::Ledger;
 use crate::markdown;
+use crate::provenance::{entry_provenance, lowest, FileTrust};
 use crate::rank::{self, Candidate, RankSettings};
 use crate::sqlite::DbError;
 use crate::text;
 use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
+
+mod writing;
 use std::collections::{HashMap, HashSet};
+pub use writing::{NoteRequest, WriteReport};
 
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 4_000;
@@ -80,6 +86,7 @@ pub struct Memory {
     workspace: Workspace,
     index: Index,
     embedder: Box<dyn Embedder>,
+    ledger: Ledger,
     /// Why the index was (re)created, until a sync reports it.
     rebuild_note: Option<String>,
     /// Set when the index was (re)created and holds nothing yet.
@@ -111,12 +118,14 @@ impl Memory {
             Index::open(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer).map_err(
                 |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
             )?;
+        let (ledger, reproject) = open_ledger(&workspace, &index)?;
         Ok(Memory {
             settings,
             workspace,
             index,
             embedder,
-            needs_full_sync: rebuild_note.is_some(),
+            ledger,
+            needs_full_sync: rebuild_note.is_some() || reproject,
             rebuild_note,
             vectors: None,
         })
@@ -214,12 +223,14 @@ impl Memory {
                 report.files_unchanged += 1;
                 continue;
             }
+            let trust = self.file_trust(&file.path, &hash)?;
             let mut record = build_record(
                 &file.path,
                 &content.text,
                 hash,
                 file,
                 &self.settings.chunking,
+                &trust,
             );
             record.problems.splice(0..0, content.problems);
             if embedder_ok {
@@ -353,6 +364,28 @@ impl Memory {
         }
         self.index.set_vectors(&label, &ready)?;
         Ok(ready.len() as u32)
+    }
+
+    /// What the ledger says about a file whose content hashes to `hash`; an
+    /// outside edit is remembered in the ledger for good.
+    fn file_trust(&self, path: &MemoryPath, hash: &str) -> Attempt<FileTrust> {
+        let Some(file) = self.ledger.file(path.as_str())? else {
+            let maybe_ours = path.as_str().starts_with("memory/");
+            return Ok(if self.ledger.lost().is_some() && maybe_ours {
+                FileTrust::Lost
+            } else {
+                FileTrust::Operator
+            });
+        };
+        let intact = !file.edited_out_of_band && file.hash == hash;
+        if !intact && !file.edited_out_of_band {
+            self.ledger.mark_edited(path.as_str())?;
+        }
+        Ok(FileTrust::Recorded {
+            file_class: file.file_class,
+            intact,
+            segments: self.ledger.segments(path.as_str())?,
+        })
     }
 
     // --------------------------------------------------------------- status
@@ -549,12 +582,23 @@ impl Memory {
             .into_iter()
             .filter_map(|r| {
                 let row = rows.remove(&r.id)?;
+                let date_ms = row
+                    .file_date
+                    .as_deref()
+                    .and_then(Date::parse)
+                    .map(Date::midnight_ms);
+                // A row without provenance can only come from an index that
+                // predates it; it is vouched for by nothing.
                 let provenance = row
                     .provenance
-                    .unwrap_or_else(|| operator_provenance(row.file_date.as_deref()));
+                    .unwrap_or_else(|| entry_provenance(&FileTrust::Lost, "", date_ms));
+                let citation = format!("{}#L{}-L{}", row.path, row.start_line, row.end_line);
+                let snippet = text::truncate_chars(&row.text, SNIPPET_CHARS).0.to_string();
+                let shown_class = lowest(provenance.source_class, provenance.file_class);
                 Some(SearchHit {
-                    citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
-                    snippet: text::truncate_chars(&row.text, SNIPPET_CHARS).0.to_string(),
+                    framed: framing::recall_block(&citation, shown_class, &snippet),
+                    citation,
+                    snippet,
                     path: row.path,
                     start_line: row.start_line,
                     end_line: row.end_line,
@@ -732,17 +776,6 @@ impl Memory {
     }
 }
 
-/// Provenance of an entry in a file the component never wrote: the operator's.
-fn operator_provenance(file_date: Option<&str>) -> Provenance {
-    Provenance {
-        source_class: SourceClass::Owner,
-        session_kind: SessionKind::Interactive,
-        basis: ProvenanceBasis::OperatorFile,
-        observed_at_ms: file_date.and_then(Date::parse).map(Date::midnight_ms),
-        supersedes_key: None,
-    }
-}
-
 /// Parses one file into its index record: entries always, windows for daily
 /// notes.
 fn build_record(
@@ -751,15 +784,17 @@ fn build_record(
     hash: String,
     stat: &FileStat,
     chunking: &ChunkSettings,
+    trust: &FileTrust,
 ) -> FileRecord {
     let parsed = markdown::parse(content);
     let tier = path.tier();
     let date = path.date().map(|d| d.to_string());
-    let provenance = operator_provenance(date.as_deref());
+    let date_ms = path.date().map(Date::midnight_ms);
     let mut chunks: Vec<ChunkRecord> = parsed
         .entries
         .into_iter()
         .map(|e| ChunkRecord {
+            provenance: Some(entry_provenance(trust, &entry_hash(&e.text), date_ms)),
             kind: ChunkKind::Entry,
             start_line: e.start_line,
             end_line: e.end_line,
@@ -767,7 +802,6 @@ fn build_record(
             heading: e.heading,
             text: e.text,
             embedding: None,
-            provenance: Some(provenance.clone()),
             importance: e.annotations.importance,
             triggers: e.annotations.triggers,
             projects: e.annotations.projects,
@@ -835,6 +869,32 @@ fn embedding_text(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Opens the provenance ledger beside the index. Returns whether every file
+/// must be re-projected (the ledger was lost since the index last saw it).
+fn open_ledger(workspace: &Workspace, index: &Index) -> Result<(Ledger, bool)> {
+    let expected = index.meta("ledger_id").map_err(MemoryError::from)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let ledger = Ledger::open(
+        &workspace.join(layout::LEDGER_FILE),
+        expected.as_deref(),
+        now,
+    )
+    .map_err(|e| MemoryError::Index(format!("cannot open {}: {e}", layout::LEDGER_FILE)))?;
+    let reproject = expected.as_deref() != Some(ledger.id());
+    index
+        .set_meta("ledger_id", ledger.id())
+        .map_err(MemoryError::from)?;
+    let reproject = reproject && ledger.lost().is_some();
+    Ok((ledger, reproject))
+}
+
+/// The key an entry's text is known by in the provenance ledger.
+pub fn entry_hash(text: &str) -> String {
+    sha256_hex(text.as_bytes())
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

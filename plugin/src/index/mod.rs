@@ -12,7 +12,7 @@ use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -372,13 +372,16 @@ impl Index {
         )?;
         if let Some(p) = &chunk.provenance {
             self.conn.execute(
-                "INSERT INTO provenance (chunk_id, origin_class, session_kind, basis, observed_at, supersedes_key) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO provenance (chunk_id, origin_class, session_kind, basis, file_class, promotable, \
+                 session_id, observed_at, supersedes_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 &[
                     Value::Integer(id),
                     Value::Text(p.source_class.as_str()),
                     Value::Text(p.session_kind.as_str()),
                     Value::Text(p.basis.as_str()),
+                    Value::Text(p.file_class.as_str()),
+                    Value::Integer(p.promotable as i64),
+                    opt_text(p.session_id.as_deref()),
                     p.observed_at_ms.map_or(Value::Null, Value::Integer),
                     opt_text(p.supersedes_key.as_deref()),
                 ],
@@ -580,7 +583,8 @@ impl Index {
         let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
         self.conn.query(
             "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
-                    p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance \
+                    p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance, \
+                    p.file_class, p.promotable, p.session_id \
              FROM chunks c JOIN sources s ON s.path = c.path \
              LEFT JOIN provenance p ON p.chunk_id = c.id \
              LEFT JOIN recall_meta r ON r.chunk_id = c.id \
@@ -591,11 +595,15 @@ impl Index {
                     r.get_opt_text(7).as_deref().and_then(SourceClass::parse),
                     r.get_opt_text(8).as_deref().and_then(SessionKind::parse),
                     r.get_opt_text(9).as_deref().and_then(ProvenanceBasis::parse),
+                    r.get_opt_text(13).as_deref().and_then(SourceClass::parse),
                 ) {
-                    (Some(source_class), Some(session_kind), Some(basis)) => Some(Provenance {
+                    (Some(source_class), Some(session_kind), Some(basis), Some(file_class)) => Some(Provenance {
                         source_class,
                         session_kind,
                         basis,
+                        file_class,
+                        promotable: r.get_i64(14) != 0,
+                        session_id: r.get_opt_text(15),
                         observed_at_ms: r.get_opt_i64(10),
                         supersedes_key: r.get_opt_text(11),
                     }),

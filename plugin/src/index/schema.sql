@@ -43,12 +43,16 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 -- Body text outweighs the heading it sits under.
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.25)');
 
--- Provenance of each entry: columns no text can set.
+-- Provenance of each entry: columns no text can set, projected from the
+-- provenance ledger (or, for files the component never wrote, the operator).
 CREATE TABLE provenance (
   chunk_id       INTEGER PRIMARY KEY,
   origin_class   TEXT NOT NULL CHECK (origin_class IN ('owner', 'agent', 'untrusted', 'system')),
   session_kind   TEXT NOT NULL CHECK (session_kind IN ('interactive', 'cron', 'heartbeat', 'subagent')),
-  basis          TEXT NOT NULL CHECK (basis IN ('recorded', 'operator-file')),
+  basis          TEXT NOT NULL CHECK (basis IN ('recorded', 'operator-file', 'lost')),
+  file_class     TEXT NOT NULL CHECK (file_class IN ('owner', 'agent', 'untrusted', 'system')),
+  promotable     INTEGER NOT NULL CHECK (promotable IN (0, 1)),
+  session_id     TEXT,
   observed_at    INTEGER,          -- ms since the Unix epoch
   supersedes_key TEXT
 );

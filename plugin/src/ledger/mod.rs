@@ -1,0 +1,429 @@
+//! The provenance ledger (`.memory/provenance.sqlite`): the durable record of
+//! what the component wrote and how far it is trusted. Unlike the index it is
+//! never rebuilt from the files. If it goes missing or is damaged, a new one
+//! is started and marked `lost`: entries whose record is gone then count as
+//! untrusted, never owner, and status says so.
+
+use crate::api::{SessionKind, SourceClass};
+use crate::sqlite::{Connection, DbError, Value};
+use std::path::Path;
+
+const SCHEMA: &str = include_str!("schema.sql");
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLedger {
+    pub file_class: SourceClass,
+    pub hash: String,
+    pub edited_out_of_band: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub text_hash: String,
+    pub source_class: SourceClass,
+    pub session_kind: SessionKind,
+    pub session_id: Option<String>,
+    pub observed_at: i64,
+    pub supersedes_key: Option<String>,
+    pub written_by: &'static str,
+}
+
+pub struct Ledger {
+    conn: Connection,
+    id: String,
+    lost: Option<String>,
+}
+
+impl Ledger {
+    /// Opens the ledger at `path`. `expected_id` is the ledger id the index
+    /// last saw: when a ledger existed before and this one is new (deleted,
+    /// or damaged and set aside), the new ledger is marked lost.
+    pub fn open(path: &Path, expected_id: Option<&str>, now_ms: i64) -> Result<Ledger, DbError> {
+        let existed = path.exists();
+        let conn = match Self::open_checked(path) {
+            Ok(conn) => conn,
+            Err(error) if error.is_corrupt() => {
+                // Keep the damaged file for a human; start a new ledger.
+                let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
+                let _ = std::fs::rename(path, &aside);
+                Self::open_checked(path)?
+            }
+            Err(error) => return Err(error),
+        };
+        let mut ledger = Ledger {
+            conn,
+            id: String::new(),
+            lost: None,
+        };
+        ledger.id = match ledger.meta("id")? {
+            Some(id) => id,
+            None => {
+                let id = crate::memory::sha256_hex(
+                    format!(
+                        "{now_ms}:{}:{:?}",
+                        path.display(),
+                        std::time::SystemTime::now()
+                    )
+                    .as_bytes(),
+                )[..16]
+                    .to_string();
+                ledger.set_meta("id", &id)?;
+                id
+            }
+        };
+        if let Some(expected) = expected_id {
+            if expected != ledger.id && ledger.meta("lost")?.is_none() {
+                let why = if existed {
+                    format!(
+                        "the provenance ledger was replaced (expected {expected}, found {})",
+                        ledger.id
+                    )
+                } else {
+                    "the provenance ledger was missing or damaged and was started anew".to_string()
+                };
+                ledger.set_meta("lost", &why)?;
+            }
+        }
+        ledger.lost = ledger.meta("lost")?;
+        Ok(ledger)
+    }
+
+    fn open_checked(path: &Path) -> Result<Connection, DbError> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.query_row("SELECT count(*) FROM segments", &[], |_| Ok(()))?;
+        Ok(conn)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Why provenance was lost, when it was.
+    pub fn lost(&self) -> Option<&str> {
+        self.lost.as_deref()
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>, DbError> {
+        self.conn.query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            &[Value::Text(key)],
+            |r| Ok(r.get_text(0)),
+        )
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<(), DbError> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[Value::Text(key), Value::Text(value)],
+        )?;
+        Ok(())
+    }
+
+    pub fn file(&self, path: &str) -> Result<Option<FileLedger>, DbError> {
+        self.conn.query_row(
+            "SELECT file_class, hash, edited_out_of_band FROM files WHERE path = ?1",
+            &[Value::Text(path)],
+            |r| {
+                Ok(FileLedger {
+                    file_class: SourceClass::parse(&r.get_text(0))
+                        .unwrap_or(SourceClass::Untrusted),
+                    hash: r.get_text(1),
+                    edited_out_of_band: r.get_i64(2) != 0,
+                })
+            },
+        )
+    }
+
+    pub fn segments(&self, path: &str) -> Result<Vec<Segment>, DbError> {
+        self.conn.query(
+            "SELECT text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by \
+             FROM segments WHERE path = ?1 ORDER BY id",
+            &[Value::Text(path)],
+            |r| {
+                Ok(Segment {
+                    text_hash: r.get_text(0),
+                    source_class: SourceClass::parse(&r.get_text(1)).unwrap_or(SourceClass::Untrusted),
+                    session_kind: SessionKind::parse(&r.get_text(2)).unwrap_or(SessionKind::Subagent),
+                    session_id: r.get_opt_text(3),
+                    observed_at: r.get_i64(4),
+                    supersedes_key: r.get_opt_text(5),
+                    written_by: match r.get_text(6).as_str() {
+                        "note" => "note",
+                        "flush" => "flush",
+                        _ => "ingest",
+                    },
+                })
+            },
+        )
+    }
+
+    /// Records segments about to be appended to `path`, and lowers the file's
+    /// class to the lowest it has received. Called *before* the file is
+    /// written: a crash in between leaves a record without a line (harmless),
+    /// never a line without its record.
+    pub fn record_segments(
+        &self,
+        path: &str,
+        segments: &[Segment],
+        previous_hash: &str,
+        now_ms: i64,
+    ) -> Result<(), DbError> {
+        self.transaction(|| {
+            let lowest = segments
+                .iter()
+                .map(|s| s.source_class)
+                .fold(None, |acc: Option<SourceClass>, c| Some(acc.map_or(c, |a| crate::provenance::lowest(a, c))));
+            let Some(lowest) = lowest else { return Ok(()) };
+            match self.file(path)? {
+                None => {
+                    self.conn.execute(
+                        "INSERT INTO files (path, file_class, hash, edited_out_of_band, updated_at) VALUES (?1, ?2, ?3, 0, ?4)",
+                        &[Value::Text(path), Value::Text(lowest.as_str()), Value::Text(previous_hash), Value::Integer(now_ms)],
+                    )?;
+                }
+                Some(file) => {
+                    let class = crate::provenance::lowest(file.file_class, lowest);
+                    self.conn.execute(
+                        "UPDATE files SET file_class = ?2, updated_at = ?3 WHERE path = ?1",
+                        &[Value::Text(path), Value::Text(class.as_str()), Value::Integer(now_ms)],
+                    )?;
+                }
+            }
+            for s in segments {
+                self.conn.execute(
+                    "INSERT INTO segments (path, text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    &[
+                        Value::Text(path),
+                        Value::Text(&s.text_hash),
+                        Value::Text(s.source_class.as_str()),
+                        Value::Text(s.session_kind.as_str()),
+                        s.session_id.as_deref().map_or(Value::Null, Value::Text),
+                        Value::Integer(s.observed_at),
+                        s.supersedes_key.as_deref().map_or(Value::Null, Value::Text),
+                        Value::Text(s.written_by),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Records the file's hash after the component's own write.
+    pub fn set_file_hash(&self, path: &str, hash: &str, now_ms: i64) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE files SET hash = ?2, updated_at = ?3 WHERE path = ?1",
+            &[Value::Text(path), Value::Text(hash), Value::Integer(now_ms)],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a file edited from outside: from now on its entries carry the
+    /// file-level class.
+    pub fn mark_edited(&self, path: &str) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE files SET edited_out_of_band = 1 WHERE path = ?1",
+            &[Value::Text(path)],
+        )?;
+        Ok(())
+    }
+
+    pub fn is_ingested(&self, session: &str, message_hash: &str) -> Result<bool, DbError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM ingested WHERE session_id = ?1 AND message_hash = ?2",
+                &[Value::Text(session), Value::Text(message_hash)],
+                |_| Ok(()),
+            )?
+            .is_some())
+    }
+
+    pub fn mark_ingested(&self, session: &str, hashes: &[String]) -> Result<(), DbError> {
+        self.transaction(|| {
+            for hash in hashes {
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO ingested (session_id, message_hash) VALUES (?1, ?2)",
+                    &[Value::Text(session), Value::Text(hash)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn is_tombstoned(&self, session: &str) -> Result<bool, DbError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM tombstones WHERE session_id = ?1",
+                &[Value::Text(session)],
+                |_| Ok(()),
+            )?
+            .is_some())
+    }
+
+    /// Tombstones a session and drops its segments and ingestion records;
+    /// returns the (path, text hash) of the segments it had written.
+    pub fn forget_session(
+        &self,
+        session: &str,
+        now_ms: i64,
+    ) -> Result<Vec<(String, String)>, DbError> {
+        self.transaction(|| {
+            let written = self.conn.query(
+                "SELECT path, text_hash FROM segments WHERE session_id = ?1",
+                &[Value::Text(session)],
+                |r| Ok((r.get_text(0), r.get_text(1))),
+            )?;
+            self.conn.execute(
+                "DELETE FROM segments WHERE session_id = ?1",
+                &[Value::Text(session)],
+            )?;
+            self.conn.execute(
+                "DELETE FROM ingested WHERE session_id = ?1",
+                &[Value::Text(session)],
+            )?;
+            self.conn.execute(
+                "INSERT OR REPLACE INTO tombstones (session_id, forgotten_at) VALUES (?1, ?2)",
+                &[Value::Text(session), Value::Integer(now_ms)],
+            )?;
+            Ok(written)
+        })
+    }
+
+    pub fn has_flushed(&self, session: &str, cycle: u32) -> Result<bool, DbError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM flushes WHERE session_id = ?1 AND cycle = ?2",
+                &[Value::Text(session), Value::Integer(cycle as i64)],
+                |_| Ok(()),
+            )?
+            .is_some())
+    }
+
+    pub fn record_flush(&self, session: &str, cycle: u32, now_ms: i64) -> Result<(), DbError> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO flushes (session_id, cycle, flushed_at) VALUES (?1, ?2, ?3)",
+            &[
+                Value::Text(session),
+                Value::Integer(cycle as i64),
+                Value::Integer(now_ms),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match f() {
+            Ok(value) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment(hash: &str, class: SourceClass) -> Segment {
+        Segment {
+            text_hash: hash.into(),
+            source_class: class,
+            session_kind: SessionKind::Interactive,
+            session_id: Some("s1".into()),
+            observed_at: 1,
+            supersedes_key: None,
+            written_by: "note",
+        }
+    }
+
+    #[test]
+    fn the_file_keeps_its_lowest_class() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
+        ledger
+            .record_segments("memory/a.md", &[segment("h1", SourceClass::Owner)], "h0", 0)
+            .unwrap();
+        assert_eq!(
+            ledger.file("memory/a.md").unwrap().unwrap().file_class,
+            SourceClass::Owner
+        );
+        ledger
+            .record_segments(
+                "memory/a.md",
+                &[segment("h2", SourceClass::Untrusted)],
+                "h0",
+                0,
+            )
+            .unwrap();
+        ledger
+            .record_segments("memory/a.md", &[segment("h3", SourceClass::Owner)], "h0", 0)
+            .unwrap();
+        assert_eq!(
+            ledger.file("memory/a.md").unwrap().unwrap().file_class,
+            SourceClass::Untrusted
+        );
+        assert_eq!(ledger.segments("memory/a.md").unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_replaced_ledger_is_marked_lost_and_stays_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.sqlite");
+        let first = Ledger::open(&path, None, 0).unwrap();
+        let id = first.id().to_string();
+        assert!(first.lost().is_none());
+        drop(first);
+        assert!(Ledger::open(&path, Some(&id), 0).unwrap().lost().is_none());
+        std::fs::remove_file(&path).unwrap();
+        let second = Ledger::open(&path, Some(&id), 0).unwrap();
+        assert!(second.lost().is_some());
+        let second_id = second.id().to_string();
+        drop(second);
+        assert!(
+            Ledger::open(&path, Some(&second_id), 0)
+                .unwrap()
+                .lost()
+                .is_some(),
+            "lost is remembered"
+        );
+    }
+
+    #[test]
+    fn a_damaged_ledger_is_set_aside_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.sqlite");
+        std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+        let ledger = Ledger::open(&path, Some("old"), 7).unwrap();
+        assert!(ledger.lost().is_some());
+        assert!(dir.path().join("p.sqlite.damaged-7").exists());
+    }
+
+    #[test]
+    fn forgetting_tombstones_and_returns_what_the_session_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
+        ledger
+            .record_segments("memory/a.md", &[segment("h1", SourceClass::Owner)], "h0", 0)
+            .unwrap();
+        ledger.mark_ingested("s1", &["m1".into()]).unwrap();
+        assert!(ledger.is_ingested("s1", "m1").unwrap());
+        let written = ledger.forget_session("s1", 5).unwrap();
+        assert_eq!(written, vec![("memory/a.md".to_string(), "h1".to_string())]);
+        assert!(ledger.is_tombstoned("s1").unwrap());
+        assert!(!ledger.is_ingested("s1", "m1").unwrap());
+        assert!(ledger.segments("memory/a.md").unwrap().is_empty());
+    }
+}

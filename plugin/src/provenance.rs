@@ -1,0 +1,315 @@
+//! Provenance classification: who a piece of content came from, decided by
+//! code from what the host knows about the call (the sender, whether the
+//! sender is the owner, the session kind, where each content part came from)
+//! and never from the content itself. Conservative: unknown external origin
+//! is untrusted, unknown scaffolding is system, nothing defaults to owner.
+
+use crate::api::{Provenance, ProvenanceBasis, SessionKind, SourceClass};
+use crate::ledger::Segment;
+
+/// Where a piece of content came from, as the host reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContentOrigin {
+    /// Typed by the turn's sender.
+    SenderMessage,
+    /// Written by the agent from what the sender said.
+    AgentDerived,
+    /// Text of a web page.
+    WebPage,
+    /// Output of a tool.
+    ToolOutput,
+    /// A non-owner participant of a group chat.
+    Participant,
+    /// Heartbeat prompts, cron preambles and other scaffolding.
+    Scaffolding,
+    /// External, source not known.
+    UnknownExternal,
+}
+
+impl ContentOrigin {
+    pub const ALL: &'static [ContentOrigin] = &[
+        ContentOrigin::SenderMessage,
+        ContentOrigin::AgentDerived,
+        ContentOrigin::WebPage,
+        ContentOrigin::ToolOutput,
+        ContentOrigin::Participant,
+        ContentOrigin::Scaffolding,
+        ContentOrigin::UnknownExternal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContentOrigin::SenderMessage => "sender-message",
+            ContentOrigin::AgentDerived => "agent-derived",
+            ContentOrigin::WebPage => "web-page",
+            ContentOrigin::ToolOutput => "tool-output",
+            ContentOrigin::Participant => "participant",
+            ContentOrigin::Scaffolding => "scaffolding",
+            ContentOrigin::UnknownExternal => "unknown-external",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ContentOrigin> {
+        ContentOrigin::ALL.iter().copied().find(|o| o.as_str() == s)
+    }
+}
+
+/// The source class of content of `origin` in a turn whose sender is (or is
+/// not) the authenticated owner.
+pub fn classify(origin: ContentOrigin, sender_is_owner: bool) -> SourceClass {
+    match origin {
+        ContentOrigin::SenderMessage if sender_is_owner => SourceClass::Owner,
+        ContentOrigin::AgentDerived if sender_is_owner => SourceClass::Agent,
+        // What a non-owner said, or what the agent made of it, is external.
+        ContentOrigin::SenderMessage | ContentOrigin::AgentDerived => SourceClass::Untrusted,
+        ContentOrigin::WebPage
+        | ContentOrigin::ToolOutput
+        | ContentOrigin::Participant
+        | ContentOrigin::UnknownExternal => SourceClass::Untrusted,
+        ContentOrigin::Scaffolding => SourceClass::System,
+    }
+}
+
+/// Trust order, lowest first: the lowest class of a mix wins.
+pub fn trust_rank(class: SourceClass) -> u8 {
+    match class {
+        SourceClass::Untrusted => 0,
+        SourceClass::System => 1,
+        SourceClass::Agent => 2,
+        SourceClass::Owner => 3,
+    }
+}
+
+pub fn lowest(a: SourceClass, b: SourceClass) -> SourceClass {
+    if trust_rank(a) <= trust_rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Whether an entry may ever be promoted into the curated core: its own class
+/// and its file's class are both owner or agent, and it came from an
+/// interactive session. Trusted lines in a downgraded file are not promotable.
+pub fn promotable(class: SourceClass, file_class: SourceClass, kind: SessionKind) -> bool {
+    let trusted = |c| matches!(c, SourceClass::Owner | SourceClass::Agent);
+    trusted(class) && trusted(file_class) && kind == SessionKind::Interactive
+}
+
+/// What the ledger says about one file, for projecting its entries.
+#[derive(Debug, Clone)]
+pub enum FileTrust {
+    /// The component never wrote the file: the operator's own, in their trust
+    /// boundary.
+    Operator,
+    /// The ledger was lost and the file may have been written by the
+    /// component: nothing in it can be vouched for.
+    Lost,
+    /// The component wrote to the file.
+    Recorded {
+        file_class: SourceClass,
+        /// No edit from outside since the component's last write.
+        intact: bool,
+        segments: Vec<Segment>,
+    },
+}
+
+/// The provenance of one entry of a file, from the entry's text hash.
+/// Appended entries take their segment's record while the file is intact;
+/// after an outside edit, or for lines the ledger does not know, the
+/// file-level class applies.
+pub fn entry_provenance(
+    trust: &FileTrust,
+    text_hash: &str,
+    file_date_ms: Option<i64>,
+) -> Provenance {
+    match trust {
+        FileTrust::Operator => Provenance {
+            source_class: SourceClass::Owner,
+            session_kind: SessionKind::Interactive,
+            basis: ProvenanceBasis::OperatorFile,
+            file_class: SourceClass::Owner,
+            promotable: true,
+            session_id: None,
+            observed_at_ms: file_date_ms,
+            supersedes_key: None,
+        },
+        FileTrust::Lost => Provenance {
+            source_class: SourceClass::Untrusted,
+            session_kind: SessionKind::Interactive,
+            basis: ProvenanceBasis::Lost,
+            file_class: SourceClass::Untrusted,
+            promotable: false,
+            session_id: None,
+            observed_at_ms: file_date_ms,
+            supersedes_key: None,
+        },
+        FileTrust::Recorded {
+            file_class,
+            intact,
+            segments,
+        } => {
+            let segment = segments.iter().rev().find(|s| s.text_hash == text_hash);
+            let source_class = match segment {
+                Some(s) if *intact => s.source_class,
+                Some(s) => lowest(s.source_class, *file_class),
+                None => *file_class,
+            };
+            let session_kind = segment.map_or(SessionKind::Interactive, |s| s.session_kind);
+            Provenance {
+                source_class,
+                session_kind,
+                basis: if segment.is_some() {
+                    ProvenanceBasis::Recorded
+                } else {
+                    ProvenanceBasis::OperatorFile
+                },
+                file_class: *file_class,
+                promotable: promotable(source_class, *file_class, session_kind),
+                session_id: segment.and_then(|s| s.session_id.clone()),
+                observed_at_ms: segment.map(|s| s.observed_at).or(file_date_ms),
+                supersedes_key: segment.and_then(|s| s.supersedes_key.clone()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment(hash: &str, class: SourceClass) -> Segment {
+        Segment {
+            text_hash: hash.into(),
+            source_class: class,
+            session_kind: SessionKind::Interactive,
+            session_id: Some("s".into()),
+            observed_at: 5,
+            supersedes_key: Some("k".into()),
+            written_by: "note",
+        }
+    }
+
+    #[test]
+    fn entries_take_their_segment_while_the_file_is_intact() {
+        let trust = FileTrust::Recorded {
+            file_class: SourceClass::Untrusted,
+            intact: true,
+            segments: vec![
+                segment("a", SourceClass::Owner),
+                segment("b", SourceClass::Untrusted),
+            ],
+        };
+        let owner_line = entry_provenance(&trust, "a", None);
+        assert_eq!(owner_line.source_class, SourceClass::Owner);
+        assert!(
+            !owner_line.promotable,
+            "a trusted line in a downgraded file is not promotable"
+        );
+        assert_eq!(owner_line.supersedes_key.as_deref(), Some("k"));
+        assert_eq!(
+            entry_provenance(&trust, "b", None).source_class,
+            SourceClass::Untrusted
+        );
+        let unknown = entry_provenance(&trust, "zzz", None);
+        assert_eq!(
+            unknown.source_class,
+            SourceClass::Untrusted,
+            "unknown lines take the file class"
+        );
+    }
+
+    #[test]
+    fn an_outside_edit_falls_back_to_the_file_class() {
+        let trust = FileTrust::Recorded {
+            file_class: SourceClass::Untrusted,
+            intact: false,
+            segments: vec![segment("a", SourceClass::Owner)],
+        };
+        assert_eq!(
+            entry_provenance(&trust, "a", None).source_class,
+            SourceClass::Untrusted
+        );
+    }
+
+    #[test]
+    fn lost_provenance_is_never_owner() {
+        let p = entry_provenance(&FileTrust::Lost, "a", None);
+        assert_eq!(p.source_class, SourceClass::Untrusted);
+        assert!(!p.promotable);
+        assert_eq!(p.basis, ProvenanceBasis::Lost);
+    }
+
+    #[test]
+    fn owner_only_when_the_owner_typed_it() {
+        assert_eq!(
+            classify(ContentOrigin::SenderMessage, true),
+            SourceClass::Owner
+        );
+        assert_eq!(
+            classify(ContentOrigin::SenderMessage, false),
+            SourceClass::Untrusted
+        );
+        assert_eq!(
+            classify(ContentOrigin::AgentDerived, true),
+            SourceClass::Agent
+        );
+        assert_eq!(
+            classify(ContentOrigin::AgentDerived, false),
+            SourceClass::Untrusted
+        );
+    }
+
+    #[test]
+    fn nothing_external_or_unknown_is_trusted() {
+        for origin in ContentOrigin::ALL {
+            let class = classify(*origin, true);
+            match origin {
+                ContentOrigin::SenderMessage => assert_eq!(class, SourceClass::Owner),
+                ContentOrigin::AgentDerived => assert_eq!(class, SourceClass::Agent),
+                ContentOrigin::Scaffolding => assert_eq!(class, SourceClass::System),
+                _ => assert_eq!(class, SourceClass::Untrusted, "{origin:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_lowest_class_wins_and_gates_promotion() {
+        assert_eq!(
+            lowest(SourceClass::Owner, SourceClass::Untrusted),
+            SourceClass::Untrusted
+        );
+        assert_eq!(
+            lowest(SourceClass::System, SourceClass::Agent),
+            SourceClass::System
+        );
+        assert!(promotable(
+            SourceClass::Owner,
+            SourceClass::Agent,
+            SessionKind::Interactive
+        ));
+        assert!(!promotable(
+            SourceClass::Owner,
+            SourceClass::Untrusted,
+            SessionKind::Interactive
+        ));
+        assert!(!promotable(
+            SourceClass::Owner,
+            SourceClass::Owner,
+            SessionKind::Cron
+        ));
+        assert!(!promotable(
+            SourceClass::System,
+            SourceClass::Owner,
+            SessionKind::Interactive
+        ));
+    }
+
+    #[test]
+    fn origins_round_trip_their_names() {
+        for origin in ContentOrigin::ALL {
+            assert_eq!(ContentOrigin::parse(origin.as_str()), Some(*origin));
+        }
+        assert_eq!(ContentOrigin::parse("owner"), None);
+    }
+}
