@@ -70,6 +70,7 @@ pub fn status_report(s: &wit_store::StatusReport) -> Value {
         "by_source_class": s.by_source_class.iter().map(|c| (source_class(c.source_class).to_string(), json!(c.entries))).collect::<serde_json::Map<_, _>>(),
         "by_session_kind": s.by_session_kind.iter().map(|k| (session_kind(k.session_kind).to_string(), json!(k.entries))).collect::<serde_json::Map<_, _>>(),
         "problems": problems(&s.problems),
+        "provenance_lost": s.provenance_lost,
     })
 }
 

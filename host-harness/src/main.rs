@@ -489,6 +489,9 @@ fn print_status(s: &wit_store::StatusReport) {
         .collect();
     println!("provenance {}", classes.join(", "));
     println!("sessions   {}", kinds.join(", "));
+    if let Some(why) = &s.provenance_lost {
+        println!("PROVENANCE LOST: {why}; entries in memory/ it cannot vouch for count as untrusted");
+    }
     if !s.problems.is_empty() {
         println!("problems");
         for p in &s.problems {

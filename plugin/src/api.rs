@@ -217,6 +217,7 @@ pub struct StatusReport {
     pub by_source_class: Vec<(SourceClass, u32)>,
     pub by_session_kind: Vec<(SessionKind, u32)>,
     pub problems: Vec<FileProblem>,
+    pub provenance_lost: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -143,6 +143,7 @@ impl wit_store::GuestMemory for MemoryResource {
                 })
                 .collect(),
             problems: s.problems.into_iter().map(file_problem).collect(),
+            provenance_lost: s.provenance_lost,
         })
     }
 }

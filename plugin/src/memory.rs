@@ -466,6 +466,7 @@ impl Memory {
                 .map(|k| (*k, by_kind.get(k).copied().unwrap_or(0)))
                 .collect(),
             problems,
+            provenance_lost: self.ledger.lost().map(str::to_string),
         })
     }
 
