@@ -106,6 +106,12 @@ pub struct Step {
     pub triggers: Vec<String>,
     #[serde(default)]
     pub supersedes_key: Option<String>,
+    /// `ingest`: the transcript as a list of message objects (written as JSONL).
+    #[serde(default)]
+    pub transcript: Option<Vec<Value>>,
+    /// `ingest`: the transcript as raw JSONL text (for malformed input).
+    #[serde(default)]
+    pub transcript_text: Option<String>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
@@ -297,6 +303,52 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
             };
             Some(session.host.note(&request).map(|r| json::write_report(&r)))
         }
+        "ingest" => {
+            let transcript = match (&step.transcript, &step.transcript_text) {
+                (Some(messages), None) => messages.iter().map(|m| format!("{m}\n")).collect(),
+                (None, Some(text)) => text.clone(),
+                _ => bail!("ingest needs exactly one of `transcript` and `transcript_text`"),
+            };
+            let request = wit_write::IngestRequest {
+                session_id: step
+                    .session_id
+                    .clone()
+                    .context("ingest needs `session_id`")?,
+                transcript,
+                context: step_context(session, step)?,
+            };
+            Some(
+                session
+                    .host
+                    .ingest(&request)
+                    .map(|r| json::ingest_report(&r)),
+            )
+        }
+        "forget" => {
+            let request = wit_write::ForgetRequest {
+                session_id: step
+                    .session_id
+                    .clone()
+                    .context("forget needs `session_id`")?,
+                context: step_context(session, step)?,
+            };
+            Some(
+                session
+                    .host
+                    .forget(&request)
+                    .map(|r| json::forget_report(&r)),
+            )
+        }
+        "read_file" => {
+            // The file as a person would see it (runner side, not a call).
+            let path = workspace.join(step.path.as_deref().context("read_file needs `path`")?);
+            let text = std::fs::read(&path)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            Some(Ok(
+                serde_json::json!({"exists": text.is_some(), "text": text.unwrap_or_default()}),
+            ))
+        }
         "restart" => {
             session.host.reset();
             None
@@ -402,9 +454,10 @@ fn is_component_call(op: &str) -> bool {
     matches!(op, "sync" | "status" | "search" | "get" | "bootstrap") || is_write_call(op)
 }
 
-/// Calls that may write Markdown, and only by appending.
+/// Calls that may write Markdown, and only by appending. (`forget` removes
+/// lines; its scenarios check the files themselves.)
 fn is_write_call(op: &str) -> bool {
-    matches!(op, "note")
+    matches!(op, "note" | "ingest")
 }
 
 /// The length recorded for a link or FIFO in a snapshot.

@@ -365,6 +365,20 @@ impl MemoryHost {
         self.call(|store, b, m| b.openclaw_memory_write().call_note(store, m, request))
     }
 
+    pub fn ingest(
+        &mut self,
+        request: &wit_write::IngestRequest,
+    ) -> Result<wit_write::IngestReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_write().call_ingest(store, m, request))
+    }
+
+    pub fn forget(
+        &mut self,
+        request: &wit_write::ForgetRequest,
+    ) -> Result<wit_write::ForgetReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_write().call_forget(store, m, request))
+    }
+
     /// Changes the deadline and memory cap; the memory cap applies from the
     /// next instance on.
     pub fn set_limits(&mut self, limits: HostLimits) {

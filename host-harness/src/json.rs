@@ -153,6 +153,23 @@ pub fn write_report(r: &wit_write::WriteReport) -> Value {
     })
 }
 
+pub fn ingest_report(r: &wit_write::IngestReport) -> Value {
+    json!({
+        "path": r.path,
+        "messages_read": r.messages_read,
+        "messages_written": r.messages_written,
+        "messages_already_ingested": r.messages_already_ingested,
+        "injected_blocks_stripped": r.injected_blocks_stripped,
+        "secrets_redacted": r.secrets_redacted,
+        "skipped": r.skipped,
+        "problems": r.problems,
+    })
+}
+
+pub fn forget_report(r: &wit_write::ForgetReport) -> Value {
+    json!({"files_changed": r.files_changed, "entries_removed": r.entries_removed})
+}
+
 pub fn memory_error(e: &wit::Error) -> Value {
     json!({"kind": error_kind(e), "message": error_message(e)})
 }

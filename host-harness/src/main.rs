@@ -108,6 +108,26 @@ enum Command {
         #[arg(long)]
         supersedes: Option<String>,
     },
+    /// Take a finished session's transcript (JSONL) in as evidence.
+    Ingest {
+        /// The transcript: one JSON message per line (see the README).
+        #[arg(long)]
+        transcript: PathBuf,
+        #[arg(long)]
+        session: String,
+        /// interactive (default), cron, heartbeat or subagent.
+        #[arg(long, default_value = "interactive")]
+        session_kind: String,
+        /// The session's sender was not the owner (assistant text then counts
+        /// as untrusted).
+        #[arg(long)]
+        not_owner: bool,
+    },
+    /// Remove everything a session wrote and never ingest it again.
+    Forget {
+        #[arg(long)]
+        session: String,
+    },
     /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
     Get { target: String },
     /// The curated context a session starts with.
@@ -242,6 +262,68 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     report.lines[0],
                     json::source_class(report.source_class),
                     json::session_kind(report.session_kind)
+                );
+            }
+            Ok(0)
+        }
+        Command::Ingest {
+            transcript,
+            session,
+            session_kind,
+            not_owner,
+        } => {
+            let text = std::fs::read_to_string(&transcript)
+                .with_context(|| format!("cannot read the transcript {}", transcript.display()))?;
+            let mut state = open(&g)?;
+            let mut context = state.context();
+            context.sender_is_owner = !not_owner;
+            context.session_kind = Some(parse_session_kind(&session_kind)?);
+            context.session_id = Some(session.clone());
+            let request = wit_write::IngestRequest {
+                session_id: session,
+                transcript: text,
+                context,
+            };
+            let report = state.host.ingest(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::ingest_report(&report));
+            } else {
+                match (&report.path, &report.skipped) {
+                    (Some(path), _) => println!(
+                        "{path}: {} of {} messages written ({} already ingested, {} injected blocks stripped, {} secrets redacted)",
+                        report.messages_written,
+                        report.messages_read,
+                        report.messages_already_ingested,
+                        report.injected_blocks_stripped,
+                        report.secrets_redacted
+                    ),
+                    (None, Some(why)) => println!("nothing written: {why}"),
+                    (None, None) => println!("nothing written"),
+                }
+                for problem in &report.problems {
+                    println!("  {problem}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Forget { session } => {
+            let mut state = open(&g)?;
+            let mut context = state.context();
+            context.session_id = Some(session.clone());
+            let report = state
+                .host
+                .forget(&wit_write::ForgetRequest {
+                    session_id: session.clone(),
+                    context,
+                })
+                .map_err(call_error)?;
+            if g.json {
+                println!("{}", json::forget_report(&report));
+            } else {
+                println!(
+                    "session {session} forgotten: {} entries removed from {} files; it will never be ingested again",
+                    report.entries_removed,
+                    report.files_changed.len()
                 );
             }
             Ok(0)
@@ -490,7 +572,9 @@ fn print_status(s: &wit_store::StatusReport) {
     println!("provenance {}", classes.join(", "));
     println!("sessions   {}", kinds.join(", "));
     if let Some(why) = &s.provenance_lost {
-        println!("PROVENANCE LOST: {why}; entries in memory/ it cannot vouch for count as untrusted");
+        println!(
+            "PROVENANCE LOST: {why}; entries in memory/ it cannot vouch for count as untrusted"
+        );
     }
     if !s.problems.is_empty() {
         println!("problems");

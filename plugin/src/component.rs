@@ -288,6 +288,51 @@ impl wit_write::Guest for Component {
             .map_err(to_wit_error)?;
         Ok(write_report(report))
     }
+
+    fn ingest(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_write::IngestRequest,
+    ) -> Result<wit_write::IngestReport, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .ingest(&crate::memory::IngestRequest {
+                session_id: request.session_id,
+                transcript: request.transcript,
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_write::IngestReport {
+            path: r.path,
+            messages_read: r.messages_read,
+            messages_written: r.messages_written,
+            messages_already_ingested: r.messages_already_ingested,
+            injected_blocks_stripped: r.injected_blocks_stripped,
+            secrets_redacted: r.secrets_redacted,
+            skipped: r.skipped,
+            problems: r.problems,
+        })
+    }
+
+    fn forget(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_write::ForgetRequest,
+    ) -> Result<wit_write::ForgetReport, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .forget(&crate::memory::ForgetRequest {
+                session_id: request.session_id,
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_write::ForgetReport {
+            files_changed: r.files_changed,
+            entries_removed: r.entries_removed,
+        })
+    }
 }
 
 fn content_origin(o: wit_write::ContentOrigin) -> crate::provenance::ContentOrigin {

@@ -20,6 +20,7 @@ pub mod provenance;
 pub mod rank;
 pub mod sqlite;
 pub mod text;
+pub mod transcript;
 pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]

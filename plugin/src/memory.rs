@@ -24,7 +24,9 @@ use sha2::{Digest, Sha256};
 
 mod writing;
 use std::collections::{HashMap, HashSet};
-pub use writing::{NoteRequest, WriteReport};
+pub use writing::{
+    ForgetReport, ForgetRequest, IngestReport, IngestRequest, NoteRequest, WriteReport,
+};
 
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 4_000;

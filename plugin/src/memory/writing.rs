@@ -42,6 +42,44 @@ pub struct WriteReport {
     pub session_kind: SessionKind,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestRequest {
+    pub session_id: String,
+    /// The transcript, JSONL (see `transcript`).
+    pub transcript: String,
+    pub context: TurnContext,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestReport {
+    /// The session's transcript note, when anything was written.
+    pub path: Option<String>,
+    pub messages_read: u32,
+    pub messages_written: u32,
+    /// Messages ingested before (by content hash) and skipped.
+    pub messages_already_ingested: u32,
+    /// Injected memory blocks removed from messages.
+    pub injected_blocks_stripped: u32,
+    pub secrets_redacted: u32,
+    /// Why nothing was written, when nothing was.
+    pub skipped: Option<String>,
+    /// Malformed transcript lines, with their numbers.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForgetRequest {
+    pub session_id: String,
+    pub context: TurnContext,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForgetReport {
+    /// Files the session's entries were removed from (transcripts deleted).
+    pub files_changed: Vec<String>,
+    pub entries_removed: u32,
+}
+
 /// One entry to append, with its ledger record.
 pub(super) struct NewEntry {
     pub line: String,
@@ -96,6 +134,201 @@ impl Memory {
             source_class: class,
             session_kind: kind,
         })
+    }
+
+    /// Takes a finished session's transcript in as evidence. See the WIT
+    /// `write.ingest`.
+    pub fn ingest(&mut self, request: &IngestRequest) -> Result<IngestReport> {
+        let kind = session_kind_of(&request.context)?;
+        let session = request.session_id.trim();
+        if session.is_empty() {
+            return Err(MemoryError::InvalidInput("the session id is empty".into()));
+        }
+        let (messages, problems) = crate::transcript::parse(&request.transcript);
+        let mut report = IngestReport {
+            messages_read: messages.len() as u32,
+            problems,
+            ..IngestReport::default()
+        };
+        if kind != SessionKind::Interactive {
+            report.skipped = Some(format!(
+                "{} sessions produce no durable memory; nothing was written",
+                kind.as_str()
+            ));
+            return Ok(report);
+        }
+        if self
+            .ledger
+            .is_tombstoned(session)
+            .map_err(MemoryError::from)?
+        {
+            report.skipped = Some(format!(
+                "session {session} was forgotten; it is never ingested again"
+            ));
+            return Ok(report);
+        }
+        let mut entries = Vec::new();
+        let mut hashes = Vec::new();
+        for message in &messages {
+            let (text, stripped) = crate::transcript::strip_injected(&message.text);
+            report.injected_blocks_stripped += stripped as u32;
+            let (text, redacted) = crate::transcript::redact(&text);
+            report.secrets_redacted += redacted as u32;
+            let mut text = one_line(&text);
+            if text.is_empty() {
+                continue;
+            }
+            if text.chars().count() > crate::transcript::MAX_MESSAGE_CHARS {
+                text = format!(
+                    "{}…",
+                    crate::text::truncate_chars(&text, crate::transcript::MAX_MESSAGE_CHARS).0
+                );
+            }
+            let hash = sha256_hex(
+                format!(
+                    "{}\0{}\0{}\0{text}",
+                    message.role.as_str(),
+                    message.timestamp.as_deref().unwrap_or(""),
+                    message.sender.as_deref().unwrap_or("")
+                )
+                .as_bytes(),
+            );
+            if self
+                .ledger
+                .is_ingested(session, &hash)
+                .map_err(MemoryError::from)?
+                || hashes.contains(&hash)
+            {
+                report.messages_already_ingested += 1;
+                continue;
+            }
+            let owner = match message.role {
+                crate::transcript::Role::User => message.sender_is_owner,
+                _ => request.context.sender_is_owner,
+            };
+            let class = classify(crate::transcript::origin_of(message), owner);
+            let who = match &message.sender {
+                Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
+                None => message.role.as_str().to_string(),
+            };
+            let line = format!("- {who}: {text}");
+            entries.push(NewEntry {
+                segment: Segment {
+                    text_hash: entry_hash(&indexed_text(&line)),
+                    source_class: class,
+                    session_kind: kind,
+                    session_id: Some(session.to_string()),
+                    observed_at: request.context.now_ms,
+                    supersedes_key: None,
+                    written_by: "ingest",
+                },
+                line,
+            });
+            hashes.push(hash);
+        }
+        if entries.is_empty() {
+            report
+                .skipped
+                .get_or_insert_with(|| "no new messages".into());
+            return Ok(report);
+        }
+        let path = transcript_note(request.context.now_ms, session);
+        let (lines, _) = self.append_entries(&path, entries, request.context.now_ms)?;
+        self.ledger
+            .mark_ingested(session, &hashes)
+            .map_err(MemoryError::from)?;
+        report.messages_written = lines.len() as u32;
+        report.path = Some(path.to_string());
+        Ok(report)
+    }
+
+    /// Removes everything a session wrote and tombstones it. See the WIT
+    /// `write.forget`.
+    pub fn forget(&mut self, request: &ForgetRequest) -> Result<ForgetReport> {
+        let session = request.session_id.trim();
+        if session.is_empty() {
+            return Err(MemoryError::InvalidInput("the session id is empty".into()));
+        }
+        let written = self
+            .ledger
+            .forget_session(session, request.context.now_ms)
+            .map_err(MemoryError::from)?;
+        let mut by_path: std::collections::BTreeMap<String, HashSet<String>> = Default::default();
+        for (path, hash) in written {
+            by_path.entry(path).or_default().insert(hash);
+        }
+        let mut report = ForgetReport::default();
+        for (path, hashes) in by_path {
+            let Ok(memory_path) = layout::memory_path(&path) else {
+                continue;
+            };
+            let removed = self.remove_entries(&memory_path, &hashes, request.context.now_ms)?;
+            if removed > 0 {
+                report.entries_removed += removed;
+                report.files_changed.push(path);
+            }
+        }
+        self.sync(SyncRequest::default())?;
+        Ok(report)
+    }
+
+    /// Rewrites a file without the entries whose text hashes are given
+    /// (through a temporary file and a rename, so it is the old or the new
+    /// file, never a partial one); deletes it when nothing else is left.
+    fn remove_entries(
+        &mut self,
+        path: &MemoryPath,
+        hashes: &HashSet<String>,
+        now_ms: i64,
+    ) -> Result<u32> {
+        let bytes = match self.read_for_append(path) {
+            Ok(bytes) => bytes,
+            Err(MemoryError::NotFound(_)) => return Ok(0),
+            Err(error) => return Err(error),
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut drop = vec![false; lines.len()];
+        let mut removed = 0;
+        for entry in markdown::parse(&text).entries {
+            if hashes.contains(&entry_hash(&entry.text)) {
+                for n in entry.start_line..=entry.end_line {
+                    drop[(n - 1) as usize] = true;
+                }
+                removed += 1;
+            }
+        }
+        if removed == 0 {
+            return Ok(0);
+        }
+        let kept: Vec<&str> = lines
+            .iter()
+            .zip(&drop)
+            .filter(|(_, d)| !**d)
+            .map(|(l, _)| *l)
+            .collect();
+        let full = self.workspace.join(path.as_str());
+        let only_headings = kept
+            .iter()
+            .all(|l| l.trim().is_empty() || l.starts_with('#'));
+        if only_headings {
+            std::fs::remove_file(&full)
+                .map_err(|e| io_error("cannot delete", path.as_str(), &e))?;
+            return Ok(removed);
+        }
+        let mut new_text = kept.join("\n");
+        new_text.push('\n');
+        let tmp = full.with_extension(format!("md.forget-{now_ms}"));
+        std::fs::write(&tmp, new_text.as_bytes())
+            .and_then(|()| std::fs::rename(&tmp, &full))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io_error("cannot rewrite", path.as_str(), &e)
+            })?;
+        self.ledger
+            .set_file_hash(path.as_str(), &sha256_hex(new_text.as_bytes()), now_ms)
+            .map_err(MemoryError::from)?;
+        Ok(removed)
     }
 
     /// Appends entries to a daily note: records them in the ledger, appends
@@ -219,6 +452,27 @@ fn append_atomically(
 pub(super) fn daily_note(now_ms: i64) -> MemoryPath {
     layout::memory_path(&format!("memory/{}.md", Date::from_ms(now_ms)))
         .expect("a dated daily-note path is valid")
+}
+
+/// A session's transcript note: `memory/YYYY-MM-DD-session-<id>.md`, the id
+/// reduced to safe characters (with a hash when that changed it, so two ids
+/// never share a file).
+pub(super) fn transcript_note(now_ms: i64, session: &str) -> MemoryPath {
+    let safe: String = session
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .take(48)
+        .collect();
+    let slug = if safe == session && !safe.is_empty() {
+        safe
+    } else {
+        format!("{safe}-{}", &sha256_hex(session.as_bytes())[..8])
+    };
+    layout::memory_path(&format!(
+        "memory/{}-session-{slug}.md",
+        Date::from_ms(now_ms)
+    ))
+    .expect("a sanitised transcript path is valid")
 }
 
 /// Writes fail closed on an unknown session kind: content of unknown origin
