@@ -6,6 +6,7 @@
 
 use crate::embed::EmbedderChoice;
 use crate::host::{wit_store, HostLimits};
+use crate::model::ModelChoice;
 use anyhow::Context;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,26 @@ pub struct ConfigFile {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub memory: MemoryConfig,
+    #[serde(default)]
+    pub model: ModelConfig,
+}
+
+/// The language model lent to the component (the memory flush).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelConfig {
+    /// `none` (default), `scripted` or `openai`.
+    pub provider: Option<String>,
+    /// `scripted`: the JSONL file of replies.
+    pub script: Option<PathBuf>,
+    /// `openai`: the endpoint's base URL, e.g. `http://127.0.0.1:11434/v1`.
+    pub url: Option<String>,
+    /// `openai`: the model name.
+    pub name: Option<String>,
+    /// `openai`: the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The longest any model call may take (default 60000).
+    pub timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -119,6 +140,8 @@ pub struct Resolved {
     pub limits: HostLimits,
     pub embedder: EmbedderChoice,
     pub embed_timeout: Duration,
+    pub model: ModelChoice,
+    pub model_timeout: Duration,
     pub settings: wit_store::Settings,
 }
 
@@ -134,6 +157,8 @@ pub struct Overrides {
     pub recency_half_life_days: Option<f32>,
     pub fts_tokenizer: Option<String>,
     pub no_cache: bool,
+    /// `none`, `scripted:FILE` or `openai`.
+    pub model: Option<String>,
 }
 
 pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
@@ -203,6 +228,36 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
             max_total_chars: b.max_total_chars.unwrap_or(60_000),
         },
     };
+    let m = &file.model;
+    let model = match o
+        .model
+        .clone()
+        .or_else(|| m.provider.clone())
+        .as_deref()
+        .unwrap_or("none")
+    {
+        "none" => ModelChoice::None,
+        "scripted" => ModelChoice::Scripted(
+            m.script
+                .clone()
+                .context("model.provider = scripted needs model.script")?,
+        ),
+        name if name.starts_with("scripted:") => {
+            ModelChoice::Scripted(PathBuf::from(&name["scripted:".len()..]))
+        }
+        "openai" => ModelChoice::OpenAi {
+            url: m
+                .url
+                .clone()
+                .context("model.provider = openai needs model.url")?,
+            model: m
+                .name
+                .clone()
+                .context("model.provider = openai needs model.name")?,
+            api_key_env: m.api_key_env.clone(),
+        },
+        other => anyhow::bail!("unknown model {other:?}; use none, scripted:FILE or openai"),
+    };
     Ok(Resolved {
         workspace,
         component,
@@ -213,6 +268,8 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         },
         embedder,
         embed_timeout: Duration::from_millis(file.limits.embed_timeout_ms.unwrap_or(30_000)),
+        model,
+        model_timeout: Duration::from_millis(m.timeout_ms.unwrap_or(60_000)),
         settings,
     })
 }

@@ -31,6 +31,10 @@ pub struct Scenario {
     pub embedder: Option<String>,
     #[serde(default)]
     pub settings: ScenarioSettings,
+    /// Replies of the scripted model, in order (`{"text"}`, `{"error"}`,
+    /// optionally `"delay_ms"`); without them there is no model.
+    #[serde(default)]
+    pub model_replies: Option<Vec<Value>>,
     pub steps: Vec<Step>,
 }
 
@@ -112,12 +116,35 @@ pub struct Step {
     /// `ingest`: the transcript as raw JSONL text (for malformed input).
     #[serde(default)]
     pub transcript_text: Option<String>,
+    /// `flush`: the session's state against compaction.
+    #[serde(default)]
+    pub token_estimate: Option<u32>,
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    #[serde(default)]
+    pub reserve_tokens: Option<u32>,
+    #[serde(default)]
+    pub compaction_cycle: Option<u32>,
+    #[serde(default)]
+    pub soft_threshold_tokens: Option<u32>,
+    #[serde(default)]
+    pub timeout_ms: Option<u32>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
     /// The error the call must raise: `{"kind": "...", "message": {"$substr": "..."}}`.
     #[serde(default)]
     pub expect_error: Option<Value>,
+}
+
+/// A step's transcript as JSONL: `transcript` (message objects) or
+/// `transcript_text` (raw text).
+fn transcript_of(step: &Step) -> anyhow::Result<String> {
+    Ok(match (&step.transcript, &step.transcript_text) {
+        (Some(messages), None) => messages.iter().map(|m| format!("{m}\n")).collect(),
+        (None, Some(text)) => text.clone(),
+        _ => bail!("give exactly one of `transcript` and `transcript_text`"),
+    })
 }
 
 fn interactive() -> Option<String> {
@@ -201,8 +228,20 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
     if fixture.is_dir() {
         copy_tree(&fixture, &workspace)?;
     }
+    let model = match &scenario.model_replies {
+        None => "none".to_string(),
+        Some(replies) => {
+            let script = temp.path().join("model-script.jsonl");
+            std::fs::write(
+                &script,
+                replies.iter().map(|r| format!("{r}\n")).collect::<String>(),
+            )?;
+            format!("scripted:{}", script.display())
+        }
+    };
     let s = &scenario.settings;
     let overrides = Overrides {
+        model: Some(model),
         workspace: Some(workspace.clone()),
         component: Some(component.to_path_buf()),
         embedder: Some(scenario.embedder.clone().unwrap_or_else(|| "none".into())),
@@ -303,12 +342,29 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
             };
             Some(session.host.note(&request).map(|r| json::write_report(&r)))
         }
-        "ingest" => {
-            let transcript = match (&step.transcript, &step.transcript_text) {
-                (Some(messages), None) => messages.iter().map(|m| format!("{m}\n")).collect(),
-                (None, Some(text)) => text.clone(),
-                _ => bail!("ingest needs exactly one of `transcript` and `transcript_text`"),
+        "flush" => {
+            let request = wit_write::FlushRequest {
+                session_id: step
+                    .session_id
+                    .clone()
+                    .context("flush needs `session_id`")?,
+                state: wit_write::SessionState {
+                    token_estimate: step
+                        .token_estimate
+                        .context("flush needs `token_estimate`")?,
+                    context_window: step.context_window.unwrap_or(200_000),
+                    reserve_tokens: step.reserve_tokens.unwrap_or(20_000),
+                    compaction_cycle: step.compaction_cycle.unwrap_or(1),
+                },
+                soft_threshold_tokens: step.soft_threshold_tokens,
+                transcript: transcript_of(step)?,
+                timeout_ms: step.timeout_ms,
+                context: step_context(session, step)?,
             };
+            Some(session.host.flush(&request).map(|r| json::flush_report(&r)))
+        }
+        "ingest" => {
+            let transcript = transcript_of(step)?;
             let request = wit_write::IngestRequest {
                 session_id: step
                     .session_id
@@ -457,7 +513,7 @@ fn is_component_call(op: &str) -> bool {
 /// Calls that may write Markdown, and only by appending. (`forget` removes
 /// lines; its scenarios check the files themselves.)
 fn is_write_call(op: &str) -> bool {
-    matches!(op, "note" | "ingest")
+    matches!(op, "note" | "ingest" | "flush")
 }
 
 /// The length recorded for a link or FIFO in a snapshot.

@@ -5,6 +5,7 @@
 //! gets a fresh one, and SQLite's journal keeps the index whole.
 
 use crate::embed::{EmbedFailure, Lender};
+use crate::model::{ModelFailure, ModelLender};
 use anyhow::{bail, Context};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ pub struct HostState {
     table: ResourceTable,
     limits: MemoryCap,
     embedder: Arc<Lender>,
+    model: Arc<ModelLender>,
 }
 
 /// Caps the component's linear memory and remembers a refused growth, so a
@@ -115,11 +117,34 @@ impl openclaw::memory::embedder::Host for HostState {
 impl openclaw::memory::model::Host for HostState {
     fn complete(
         &mut self,
-        _request: openclaw::memory::model::CompletionRequest,
+        request: openclaw::memory::model::CompletionRequest,
     ) -> Result<openclaw::memory::model::Completion, openclaw::memory::model::ModelError> {
-        Err(openclaw::memory::model::ModelError::Unavailable(
-            "no language model is configured".into(),
-        ))
+        use openclaw::memory::model::{Completion, ModelError, Role};
+        let messages = request
+            .messages
+            .into_iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool",
+                };
+                (role.to_string(), m.content)
+            })
+            .collect();
+        match self
+            .model
+            .complete(messages, request.max_output_tokens, request.timeout_ms)
+        {
+            Ok(text) => Ok(Completion {
+                text,
+                tool_calls: Vec::new(),
+            }),
+            Err(ModelFailure::Unavailable(m)) => Err(ModelError::Unavailable(m)),
+            Err(ModelFailure::Timeout(m)) => Err(ModelError::Timeout(m)),
+            Err(ModelFailure::Failed(m)) => Err(ModelError::Failed(m)),
+        }
     }
 }
 
@@ -186,6 +211,7 @@ pub struct MemoryHost {
     settings: wit_store::Settings,
     limits: HostLimits,
     embedder: Arc<Lender>,
+    model: Arc<ModelLender>,
     live: Option<Live>,
     ticking: Arc<AtomicBool>,
 }
@@ -204,6 +230,7 @@ impl MemoryHost {
         settings: wit_store::Settings,
         limits: HostLimits,
         embedder: Lender,
+        model: ModelLender,
     ) -> anyhow::Result<MemoryHost> {
         let mut config = Config::new();
         config.epoch_interruption(true);
@@ -234,6 +261,7 @@ impl MemoryHost {
             settings,
             limits,
             embedder: Arc::new(embedder),
+            model: Arc::new(model),
             live: None,
             ticking,
         })
@@ -256,6 +284,7 @@ impl MemoryHost {
                 refused: false,
             },
             embedder: self.embedder.clone(),
+            model: self.model.clone(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -363,6 +392,13 @@ impl MemoryHost {
         request: &wit_write::NoteRequest,
     ) -> Result<wit_write::WriteReport, CallError> {
         self.call(|store, b, m| b.openclaw_memory_write().call_note(store, m, request))
+    }
+
+    pub fn flush(
+        &mut self,
+        request: &wit_write::FlushRequest,
+    ) -> Result<wit_write::FlushReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_write().call_flush(store, m, request))
     }
 
     pub fn ingest(

@@ -153,6 +153,15 @@ pub fn write_report(r: &wit_write::WriteReport) -> Value {
     })
 }
 
+pub fn flush_report(r: &wit_write::FlushReport) -> Value {
+    json!({
+        "due": r.due,
+        "reason": r.reason,
+        "written": r.written.as_ref().map(write_report),
+        "model_error": r.model_error,
+    })
+}
+
 pub fn ingest_report(r: &wit_write::IngestReport) -> Value {
     json!({
         "path": r.path,

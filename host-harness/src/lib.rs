@@ -8,4 +8,5 @@ pub mod conformance;
 pub mod embed;
 pub mod host;
 pub mod json;
+pub mod model;
 pub mod session;

@@ -56,6 +56,9 @@ struct Global {
     /// Compile the component afresh instead of using the compiled cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Language model: none (default), scripted:FILE, or openai (see [model] in the configuration).
+    #[arg(long, global = true)]
+    model: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -107,6 +110,27 @@ enum Command {
         /// Lineage key: a newer note with the same key replaces this one.
         #[arg(long)]
         supersedes: Option<String>,
+    },
+    /// The pre-compaction memory flush: when due, the model writes down what
+    /// the transcript holds that would be lost, into today's daily note.
+    Flush {
+        /// The unwritten context, as a JSONL transcript.
+        #[arg(long)]
+        transcript: PathBuf,
+        #[arg(long)]
+        session: String,
+        /// The session's token estimate (default: due now).
+        #[arg(long)]
+        tokens: Option<u32>,
+        #[arg(long, default_value_t = 200_000)]
+        context_window: u32,
+        #[arg(long, default_value_t = 20_000)]
+        reserve: u32,
+        #[arg(long, default_value_t = 1)]
+        cycle: u32,
+        /// agents.defaults.compaction.memoryFlush.softThresholdTokens.
+        #[arg(long)]
+        soft_threshold: Option<u32>,
     },
     /// Take a finished session's transcript (JSONL) in as evidence.
     Ingest {
@@ -266,6 +290,52 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        Command::Flush {
+            transcript,
+            session,
+            tokens,
+            context_window,
+            reserve,
+            cycle,
+            soft_threshold,
+        } => {
+            let text = std::fs::read_to_string(&transcript)
+                .with_context(|| format!("cannot read the transcript {}", transcript.display()))?;
+            let mut state = open(&g)?;
+            let mut context = state.context();
+            context.session_id = Some(session.clone());
+            let request = wit_write::FlushRequest {
+                session_id: session,
+                state: wit_write::SessionState {
+                    token_estimate: tokens.unwrap_or(context_window),
+                    context_window,
+                    reserve_tokens: reserve,
+                    compaction_cycle: cycle,
+                },
+                soft_threshold_tokens: soft_threshold,
+                transcript: text,
+                timeout_ms: None,
+                context,
+            };
+            let report = state.host.flush(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::flush_report(&report));
+            } else {
+                println!("{}", report.reason);
+                if let Some(written) = &report.written {
+                    println!(
+                        "{}: lines {:?} [{}]",
+                        written.path,
+                        written.lines,
+                        json::source_class(written.source_class)
+                    );
+                }
+                if let Some(error) = &report.model_error {
+                    println!("model: {error}");
+                }
+            }
+            Ok(0)
+        }
         Command::Ingest {
             transcript,
             session,
@@ -377,6 +447,7 @@ fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<R
         recency_half_life_days: g.half_life_days,
         fts_tokenizer: g.tokenizer.clone(),
         no_cache: g.no_cache,
+        model: g.model.clone(),
         ..Overrides::default()
     };
     resolve(&file, &overrides)

@@ -4,6 +4,7 @@
 use crate::config::Resolved;
 use crate::embed::Lender;
 use crate::host::{wit, wit_store, CallError, MemoryHost, WorkspaceLock};
+use crate::model::ModelLender;
 
 /// Changed files per `sync` call: small enough for a live progress bar and for
 /// every call to stay far inside its deadline.
@@ -25,6 +26,7 @@ impl Session {
             resolved.settings.clone(),
             resolved.limits.clone(),
             Lender::new(&resolved.embedder, resolved.embed_timeout),
+            ModelLender::new(&resolved.model, resolved.model_timeout)?,
         )?;
         Ok(Session {
             host,

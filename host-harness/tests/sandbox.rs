@@ -8,6 +8,7 @@ use memory_harness::embed::{EmbedderChoice, Lender};
 use memory_harness::host::{
     wit, wit_recall, wit_store, CallError, HostLimits, MemoryHost, WorkspaceLock,
 };
+use memory_harness::model::{ModelChoice, ModelLender};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,6 +43,7 @@ fn host(workspace: &Path, cache: Option<&Path>, limits: HostLimits) -> MemoryHos
         settings(workspace),
         limits,
         Lender::new(&EmbedderChoice::None, Duration::from_secs(5)),
+        ModelLender::new(&ModelChoice::None, Duration::from_secs(5)).unwrap(),
     )
     .expect("the host starts")
 }

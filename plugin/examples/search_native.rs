@@ -4,6 +4,7 @@
 //! cargo run --release -p memory-core --example search_native -- WORKSPACE QUERIES.jsonl [MAX_RESULTS]
 
 use memory_core::embedding::NoEmbedder;
+use memory_core::model::NoModel;
 use memory_core::{Memory, SearchRequest, Settings, SyncRequest, TurnContext};
 use std::io::BufRead;
 use std::time::Instant;
@@ -12,8 +13,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (workspace, queries) = (&args[1], &args[2]);
     let max_results: u32 = args.get(3).map_or(50, |n| n.parse().expect("a number"));
-    let mut memory =
-        Memory::open(Settings::reference(workspace), Box::new(NoEmbedder)).expect("open");
+    let mut memory = Memory::open(
+        Settings::reference(workspace),
+        Box::new(NoEmbedder),
+        Box::new(NoModel),
+    )
+    .expect("open");
     memory.sync(SyncRequest::default()).expect("sync");
     let file = std::fs::File::open(queries).expect("queries file");
     let mut times = Vec::new();

@@ -17,6 +17,7 @@ use exports::openclaw::memory::recall as wit_recall;
 use exports::openclaw::memory::store as wit_store;
 use exports::openclaw::memory::write as wit_write;
 use openclaw::memory::embedder as host_embedder;
+use openclaw::memory::model as host_model;
 use openclaw::memory::types as wit;
 
 struct Component;
@@ -45,6 +46,39 @@ impl Embedder for HostEmbedder {
             host_embedder::EmbedError::Timeout(m) => format!("timed out: {m}"),
             host_embedder::EmbedError::Failed(m) => format!("failed: {m}"),
         })
+    }
+}
+
+/// The host's language model, through the import.
+struct HostModel;
+
+impl crate::model::Model for HostModel {
+    fn complete(&self, request: &crate::model::CompletionRequest) -> Result<String, String> {
+        let messages = request
+            .messages
+            .iter()
+            .map(|(role, content)| host_model::Message {
+                role: match role {
+                    crate::model::Role::System => host_model::Role::System,
+                    crate::model::Role::User => host_model::Role::User,
+                },
+                content: content.clone(),
+                tool_call_id: None,
+            })
+            .collect();
+        let answer = host_model::complete(&host_model::CompletionRequest {
+            purpose: request.purpose.to_string(),
+            messages,
+            tools: Vec::new(),
+            max_output_tokens: request.max_output_tokens,
+            timeout_ms: request.timeout_ms,
+        });
+        match answer {
+            Ok(completion) => Ok(completion.text),
+            Err(host_model::ModelError::Unavailable(m)) => Err(format!("no model: {m}")),
+            Err(host_model::ModelError::Timeout(m)) => Err(format!("the model timed out: {m}")),
+            Err(host_model::ModelError::Failed(m)) => Err(format!("the model failed: {m}")),
+        }
     }
 }
 
@@ -78,7 +112,8 @@ impl wit_store::GuestMemory for MemoryResource {
                 max_total_chars: settings.bootstrap.max_total_chars as usize,
             },
         };
-        let memory = crate::Memory::open(settings, Box::new(HostEmbedder)).map_err(to_wit_error)?;
+        let memory = crate::Memory::open(settings, Box::new(HostEmbedder), Box::new(HostModel))
+            .map_err(to_wit_error)?;
         Ok(wit_store::Memory::new(MemoryResource {
             inner: RefCell::new(memory),
         }))
@@ -287,6 +322,36 @@ impl wit_write::Guest for Component {
             })
             .map_err(to_wit_error)?;
         Ok(write_report(report))
+    }
+
+    fn flush(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_write::FlushRequest,
+    ) -> Result<wit_write::FlushReport, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .flush(&crate::memory::FlushRequest {
+                session_id: request.session_id,
+                state: crate::flush::SessionState {
+                    token_estimate: request.state.token_estimate,
+                    context_window: request.state.context_window,
+                    reserve_tokens: request.state.reserve_tokens,
+                    compaction_cycle: request.state.compaction_cycle,
+                },
+                soft_threshold_tokens: request.soft_threshold_tokens,
+                transcript: request.transcript,
+                timeout_ms: request.timeout_ms,
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_write::FlushReport {
+            due: r.due,
+            reason: r.reason,
+            written: r.written.map(write_report),
+            model_error: r.model_error,
+        })
     }
 
     fn ingest(

@@ -25,7 +25,8 @@ use sha2::{Digest, Sha256};
 mod writing;
 use std::collections::{HashMap, HashSet};
 pub use writing::{
-    ForgetReport, ForgetRequest, IngestReport, IngestRequest, NoteRequest, WriteReport,
+    FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
+    NoteRequest, WriteReport,
 };
 
 /// Longest query accepted, in characters.
@@ -88,6 +89,7 @@ pub struct Memory {
     workspace: Workspace,
     index: Index,
     embedder: Box<dyn Embedder>,
+    model: Box<dyn crate::model::Model>,
     ledger: Ledger,
     /// Why the index was (re)created, until a sync reports it.
     rebuild_note: Option<String>,
@@ -98,7 +100,11 @@ pub struct Memory {
 
 impl Memory {
     /// Opens the workspace's memory. See the WIT `memory.open`.
-    pub fn open(settings: Settings, embedder: Box<dyn Embedder>) -> Result<Memory> {
+    pub fn open(
+        settings: Settings,
+        embedder: Box<dyn Embedder>,
+        model: Box<dyn crate::model::Model>,
+    ) -> Result<Memory> {
         settings.validate()?;
         match std::fs::metadata(&settings.workspace) {
             Ok(meta) if meta.is_dir() => {}
@@ -126,6 +132,7 @@ impl Memory {
             workspace,
             index,
             embedder,
+            model,
             ledger,
             needs_full_sync: rebuild_note.is_some() || reproject,
             rebuild_note,
@@ -386,6 +393,7 @@ impl Memory {
         Ok(FileTrust::Recorded {
             file_class: file.file_class,
             intact,
+            prior_lost: file.prior_lost,
             segments: self.ledger.segments(path.as_str())?,
         })
     }

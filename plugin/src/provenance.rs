@@ -110,6 +110,9 @@ pub enum FileTrust {
         file_class: SourceClass,
         /// No edit from outside since the component's last write.
         intact: bool,
+        /// Lines the ledger does not know may be the component's own
+        /// unvouched writes from before a loss.
+        prior_lost: bool,
         segments: Vec<Segment>,
     },
 }
@@ -147,6 +150,7 @@ pub fn entry_provenance(
         FileTrust::Recorded {
             file_class,
             intact,
+            prior_lost,
             segments,
         } => {
             let segment = segments.iter().rev().find(|s| s.text_hash == text_hash);
@@ -159,10 +163,10 @@ pub fn entry_provenance(
             Provenance {
                 source_class,
                 session_kind,
-                basis: if segment.is_some() {
-                    ProvenanceBasis::Recorded
-                } else {
-                    ProvenanceBasis::OperatorFile
+                basis: match (segment, prior_lost) {
+                    (Some(_), _) => ProvenanceBasis::Recorded,
+                    (None, true) => ProvenanceBasis::Lost,
+                    (None, false) => ProvenanceBasis::OperatorFile,
                 },
                 file_class: *file_class,
                 promotable: promotable(source_class, *file_class, session_kind),
@@ -195,6 +199,7 @@ mod tests {
         let trust = FileTrust::Recorded {
             file_class: SourceClass::Untrusted,
             intact: true,
+            prior_lost: false,
             segments: vec![
                 segment("a", SourceClass::Owner),
                 segment("b", SourceClass::Untrusted),
@@ -224,6 +229,7 @@ mod tests {
         let trust = FileTrust::Recorded {
             file_class: SourceClass::Untrusted,
             intact: false,
+            prior_lost: false,
             segments: vec![segment("a", SourceClass::Owner)],
         };
         assert_eq!(

@@ -211,6 +211,12 @@ pub enum BootstrapRead {
     Text(String),
 }
 
+/// The content hash the index and the ledger both use: sha-256 of the text
+/// as decoded for indexing, so invalid bytes compare the same on both sides.
+pub fn content_hash(bytes: &[u8]) -> String {
+    crate::memory::sha256_hex(decode(bytes, &mut Vec::new()).as_bytes())
+}
+
 /// Lossy UTF-8 decoding with NUL bytes replaced too (SQLite and many readers
 /// treat NUL as the end of a string).
 fn decode(bytes: &[u8], problems: &mut Vec<String>) -> String {

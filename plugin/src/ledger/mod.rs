@@ -15,6 +15,9 @@ pub struct FileLedger {
     pub file_class: SourceClass,
     pub hash: String,
     pub edited_out_of_band: bool,
+    /// The file held content the ledger could not vouch for when it was
+    /// first recorded (after a loss).
+    pub prior_lost: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +128,7 @@ impl Ledger {
 
     pub fn file(&self, path: &str) -> Result<Option<FileLedger>, DbError> {
         self.conn.query_row(
-            "SELECT file_class, hash, edited_out_of_band FROM files WHERE path = ?1",
+            "SELECT file_class, hash, edited_out_of_band, prior_lost FROM files WHERE path = ?1",
             &[Value::Text(path)],
             |r| {
                 Ok(FileLedger {
@@ -133,6 +136,7 @@ impl Ledger {
                         .unwrap_or(SourceClass::Untrusted),
                     hash: r.get_text(1),
                     edited_out_of_band: r.get_i64(2) != 0,
+                    prior_lost: r.get_i64(3) != 0,
                 })
             },
         )
@@ -165,10 +169,16 @@ impl Ledger {
     /// class to the lowest it has received. Called *before* the file is
     /// written: a crash in between leaves a record without a line (harmless),
     /// never a line without its record.
+    ///
+    /// `prior_lost`: the file already holds content the ledger cannot vouch
+    /// for (it was lost, and the content may be the component's own earlier
+    /// writes). That content counts as untrusted, so the file starts there;
+    /// otherwise what a new file already holds is the operator's.
     pub fn record_segments(
         &self,
         path: &str,
         segments: &[Segment],
+        prior_lost: bool,
         previous_hash: &str,
         now_ms: i64,
     ) -> Result<(), DbError> {
@@ -180,9 +190,17 @@ impl Ledger {
             let Some(lowest) = lowest else { return Ok(()) };
             match self.file(path)? {
                 None => {
+                    let lowest = if prior_lost { SourceClass::Untrusted } else { lowest };
                     self.conn.execute(
-                        "INSERT INTO files (path, file_class, hash, edited_out_of_band, updated_at) VALUES (?1, ?2, ?3, 0, ?4)",
-                        &[Value::Text(path), Value::Text(lowest.as_str()), Value::Text(previous_hash), Value::Integer(now_ms)],
+                        "INSERT INTO files (path, file_class, hash, edited_out_of_band, prior_lost, updated_at) \
+                         VALUES (?1, ?2, ?3, 0, ?5, ?4)",
+                        &[
+                            Value::Text(path),
+                            Value::Text(lowest.as_str()),
+                            Value::Text(previous_hash),
+                            Value::Integer(now_ms),
+                            Value::Integer(prior_lost as i64),
+                        ],
                     )?;
                 }
                 Some(file) => {
@@ -354,7 +372,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
         ledger
-            .record_segments("memory/a.md", &[segment("h1", SourceClass::Owner)], "h0", 0)
+            .record_segments(
+                "memory/a.md",
+                &[segment("h1", SourceClass::Owner)],
+                false,
+                "h0",
+                0,
+            )
             .unwrap();
         assert_eq!(
             ledger.file("memory/a.md").unwrap().unwrap().file_class,
@@ -364,12 +388,19 @@ mod tests {
             .record_segments(
                 "memory/a.md",
                 &[segment("h2", SourceClass::Untrusted)],
+                false,
                 "h0",
                 0,
             )
             .unwrap();
         ledger
-            .record_segments("memory/a.md", &[segment("h3", SourceClass::Owner)], "h0", 0)
+            .record_segments(
+                "memory/a.md",
+                &[segment("h3", SourceClass::Owner)],
+                false,
+                "h0",
+                0,
+            )
             .unwrap();
         assert_eq!(
             ledger.file("memory/a.md").unwrap().unwrap().file_class,
@@ -416,7 +447,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
         ledger
-            .record_segments("memory/a.md", &[segment("h1", SourceClass::Owner)], "h0", 0)
+            .record_segments(
+                "memory/a.md",
+                &[segment("h1", SourceClass::Owner)],
+                false,
+                "h0",
+                0,
+            )
             .unwrap();
         ledger.mark_ingested("s1", &["m1".into()]).unwrap();
         assert!(ledger.is_ingested("s1", "m1").unwrap());

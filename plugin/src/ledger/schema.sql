@@ -16,6 +16,9 @@ CREATE TABLE IF NOT EXISTS files (
   hash        TEXT NOT NULL,
   -- Set once an edit from outside the component is seen; never cleared.
   edited_out_of_band INTEGER NOT NULL DEFAULT 0,
+  -- Set when the file already held content the ledger could not vouch for
+  -- (after a loss) when it was first recorded.
+  prior_lost  INTEGER NOT NULL DEFAULT 0,
   updated_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 

@@ -10,6 +10,7 @@ use crate::layout::{self, Date, MemoryPath};
 use crate::ledger::Segment;
 use crate::markdown;
 use crate::provenance::{classify, ContentOrigin};
+use crate::workspace::content_hash;
 use std::collections::HashSet;
 use std::io::Write;
 
@@ -80,6 +81,30 @@ pub struct ForgetReport {
     pub entries_removed: u32,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlushRequest {
+    pub session_id: String,
+    pub state: crate::flush::SessionState,
+    pub soft_threshold_tokens: Option<u32>,
+    /// The context not yet written down, as a JSONL transcript.
+    pub transcript: String,
+    pub timeout_ms: Option<u32>,
+    pub context: TurnContext,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlushReport {
+    /// Whether a flush was due (and so the model was asked).
+    pub due: bool,
+    /// What happened, in words.
+    pub reason: String,
+    /// What was written, when anything was.
+    pub written: Option<WriteReport>,
+    /// The model's failure, when it failed (nothing is written; a later call
+    /// in the same compaction cycle may try again).
+    pub model_error: Option<String>,
+}
+
 /// One entry to append, with its ledger record.
 pub(super) struct NewEntry {
     pub line: String,
@@ -90,14 +115,16 @@ impl Memory {
     /// Appends one observation to today's daily note. See the WIT `write.note`.
     pub fn note(&mut self, request: &NoteRequest) -> Result<WriteReport> {
         let kind = session_kind_of(&request.context)?;
-        let text = one_line(&request.text);
-        if text.is_empty() {
-            return Err(MemoryError::InvalidInput("the note is empty".into()));
-        }
-        if text.chars().count() > MAX_NOTE_CHARS {
+        // The limit counts what the caller wrote (whitespace folded), not the
+        // escapes added to neutralise comment delimiters.
+        if fold(&request.text).chars().count() > MAX_NOTE_CHARS {
             return Err(MemoryError::TooLarge(format!(
                 "notes are at most {MAX_NOTE_CHARS} characters"
             )));
+        }
+        let text = one_line(&request.text);
+        if text.is_empty() {
+            return Err(MemoryError::InvalidInput("the note is empty".into()));
         }
         if let Some(n) = request.importance {
             if !(1..=10).contains(&n) {
@@ -133,6 +160,160 @@ impl Memory {
             duplicates,
             source_class: class,
             session_kind: kind,
+        })
+    }
+
+    /// The pre-compaction memory flush. See the WIT `write.flush`. Never
+    /// raises for a model problem: it reports it and writes nothing.
+    pub fn flush(&mut self, request: &FlushRequest) -> Result<FlushReport> {
+        let not_due = |reason: String| {
+            Ok(FlushReport {
+                due: false,
+                reason,
+                written: None,
+                model_error: None,
+            })
+        };
+        let Some(kind) = request.context.session_kind else {
+            return not_due(
+                "the session kind is unknown; a flush writes nothing of unknown origin".into(),
+            );
+        };
+        if kind != SessionKind::Interactive {
+            return not_due(format!(
+                "{} sessions produce no durable memory",
+                kind.as_str()
+            ));
+        }
+        let session = request.session_id.trim();
+        if session.is_empty() {
+            return Err(MemoryError::InvalidInput("the session id is empty".into()));
+        }
+        let soft = request
+            .soft_threshold_tokens
+            .unwrap_or(crate::flush::DEFAULT_SOFT_THRESHOLD_TOKENS);
+        if let Err(reason) = crate::flush::threshold_crossed(&request.state, soft) {
+            return not_due(reason);
+        }
+        let cycle = request.state.compaction_cycle;
+        if self
+            .ledger
+            .has_flushed(session, cycle)
+            .map_err(MemoryError::from)?
+        {
+            return not_due(format!("already flushed in compaction cycle {cycle}"));
+        }
+        let (messages, _) = crate::transcript::parse(&request.transcript);
+        let mut conversation = Vec::new();
+        let mut class: Option<SourceClass> = None;
+        for message in &messages {
+            let (text, _) = crate::transcript::strip_injected(&message.text);
+            let text = one_line(&crate::transcript::redact(&text).0);
+            if text.is_empty() {
+                continue;
+            }
+            let owner = match message.role {
+                crate::transcript::Role::User => message.sender_is_owner,
+                _ => request.context.sender_is_owner,
+            };
+            let c = classify(crate::transcript::origin_of(message), owner);
+            class = Some(class.map_or(c, |k| crate::provenance::lowest(k, c)));
+            conversation.push((message.role.as_str().to_string(), text));
+        }
+        let Some(class) = class else {
+            self.ledger
+                .record_flush(session, cycle, request.context.now_ms)
+                .map_err(MemoryError::from)?;
+            return Ok(FlushReport {
+                due: true,
+                reason: "nothing in the transcript to save".into(),
+                written: None,
+                model_error: None,
+            });
+        };
+        let path = daily_note(request.context.now_ms);
+        let today = String::from_utf8_lossy(&self.read_for_append(&path)?).into_owned();
+        let completion = crate::model::CompletionRequest {
+            purpose: "flush",
+            messages: vec![
+                (
+                    crate::model::Role::System,
+                    crate::flush::SYSTEM_PROMPT.to_string(),
+                ),
+                (
+                    crate::model::Role::User,
+                    crate::flush::prompt(&today, &conversation),
+                ),
+            ],
+            max_output_tokens: 1_024,
+            timeout_ms: request.timeout_ms.unwrap_or(20_000),
+        };
+        let reply = match self.model.complete(&completion) {
+            Ok(reply) => reply,
+            Err(error) => {
+                return Ok(FlushReport {
+                    due: true,
+                    reason: "the model gave no answer; nothing was written".into(),
+                    written: None,
+                    model_error: Some(error),
+                })
+            }
+        };
+        let notes = match crate::flush::parse_reply(&reply) {
+            crate::flush::Reply::NothingToSave => {
+                self.ledger
+                    .record_flush(session, cycle, request.context.now_ms)
+                    .map_err(MemoryError::from)?;
+                return Ok(FlushReport {
+                    due: true,
+                    reason: "the model had nothing to save (NO_REPLY)".into(),
+                    written: None,
+                    model_error: None,
+                });
+            }
+            crate::flush::Reply::Unusable(why) => {
+                return Ok(FlushReport {
+                    due: true,
+                    reason: format!("{why}; nothing was written"),
+                    written: None,
+                    model_error: None,
+                });
+            }
+            crate::flush::Reply::Notes(notes) => notes,
+        };
+        let entries = notes
+            .iter()
+            .map(|note| {
+                let line = entry_line(&one_line(note), &[], None);
+                NewEntry {
+                    segment: Segment {
+                        text_hash: entry_hash(&indexed_text(&line)),
+                        source_class: class,
+                        session_kind: kind,
+                        session_id: Some(session.to_string()),
+                        observed_at: request.context.now_ms,
+                        supersedes_key: None,
+                        written_by: "flush",
+                    },
+                    line,
+                }
+            })
+            .collect();
+        let (lines, duplicates) = self.append_entries(&path, entries, request.context.now_ms)?;
+        self.ledger
+            .record_flush(session, cycle, request.context.now_ms)
+            .map_err(MemoryError::from)?;
+        Ok(FlushReport {
+            due: true,
+            reason: format!("{} notes written, {duplicates} already there", lines.len()),
+            written: Some(WriteReport {
+                path: path.to_string(),
+                lines,
+                duplicates,
+                source_class: class,
+                session_kind: kind,
+            }),
+            model_error: None,
         })
     }
 
@@ -326,7 +507,7 @@ impl Memory {
                 io_error("cannot rewrite", path.as_str(), &e)
             })?;
         self.ledger
-            .set_file_hash(path.as_str(), &sha256_hex(new_text.as_bytes()), now_ms)
+            .set_file_hash(path.as_str(), &content_hash(new_text.as_bytes()), now_ms)
             .map_err(MemoryError::from)?;
         Ok(removed)
     }
@@ -361,7 +542,7 @@ impl Memory {
         if fresh.is_empty() {
             return Ok((Vec::new(), duplicates));
         }
-        let previous_hash = sha256_hex(&existing);
+        let previous_hash = content_hash(&existing);
         if let Some(file) = self.ledger.file(path.as_str()).map_err(MemoryError::from)? {
             if file.hash != previous_hash && !file.edited_out_of_band {
                 self.ledger
@@ -372,8 +553,12 @@ impl Memory {
         let segments: Vec<Segment> = fresh.iter().map(|e| e.segment.clone()).collect();
         // The record goes first: a crash after it leaves a record without a
         // line, never a line without its record.
+        // Content already in a file the ledger does not know is the
+        // operator's, unless the ledger was lost: then it may be the
+        // component's own unvouched writes, and it must not be laundered.
+        let prior_lost = self.ledger.lost().is_some() && !existing.is_empty();
         self.ledger
-            .record_segments(path.as_str(), &segments, &previous_hash, now_ms)
+            .record_segments(path.as_str(), &segments, prior_lost, &previous_hash, now_ms)
             .map_err(MemoryError::from)?;
         let mut appended = String::new();
         if !existing.is_empty() && !existing.ends_with(b"\n") {
@@ -388,7 +573,7 @@ impl Memory {
         let mut after = existing;
         after.extend_from_slice(appended.as_bytes());
         self.ledger
-            .set_file_hash(path.as_str(), &sha256_hex(&after), now_ms)
+            .set_file_hash(path.as_str(), &content_hash(&after), now_ms)
             .map_err(MemoryError::from)?;
         self.sync(SyncRequest::default())?;
         let lines = (0..fresh.len() as u32).map(|i| first_line + i).collect();
@@ -488,14 +673,19 @@ pub(super) fn session_kind_of(context: &TurnContext) -> Result<SessionKind> {
 /// Collapses text to one line and neutralises comment delimiters, so written
 /// text can never forge an annotation (or close one).
 pub(super) fn one_line(text: &str) -> String {
-    let flat: String = text
-        .chars()
+    fold(text)
+        .replace("<!--", "&lt;!--")
+        .replace("-->", "--&gt;")
+}
+
+/// Control characters and runs of whitespace become single spaces.
+fn fold(text: &str) -> String {
+    text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
-        .join(" ");
-    flat.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+        .join(" ")
 }
 
 /// The Markdown line of an entry with its annotations.
