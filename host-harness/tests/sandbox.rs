@@ -192,3 +192,126 @@ fn compiled_components_are_cached() {
     let mut second = host(ws.path(), Some(cache.path()), roomy());
     second.status().expect("the cached component works");
 }
+
+/// A small tmpfs mounted for one test (the tests run as root, as CI does),
+/// unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> SmallDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("mount runs");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root (CI runs as root)"
+        );
+        SmallDisk { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, mode: &str) {
+        let status = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn note(
+    host: &mut MemoryHost,
+    text: &str,
+) -> Result<memory_harness::host::wit_write::WriteReport, CallError> {
+    host.note(&memory_harness::host::wit_write::NoteRequest {
+        text: text.into(),
+        origin: memory_harness::host::wit_write::ContentOrigin::SenderMessage,
+        importance: None,
+        triggers: Vec::new(),
+        supersedes_key: None,
+        context: wit::TurnContext {
+            now_ms: 1_796_169_600_000,
+            session_id: Some("s".into()),
+            session_kind: Some(wit::SessionKind::Interactive),
+            channel: None,
+            sender: None,
+            sender_is_owner: true,
+            active_projects: Vec::new(),
+        },
+    })
+}
+
+#[test]
+fn a_full_disk_or_read_only_workspace_is_a_clear_error_and_loses_nothing() {
+    let disk = SmallDisk::mount("2m");
+    let ws = disk.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    let daily = ws.join("memory/2026-12-02.md");
+    std::fs::write(&daily, "- the first line\n").unwrap();
+    let mut host = host(&ws, None, roomy());
+    note(&mut host, "a second line").expect("a note fits");
+    let before = std::fs::read(&daily).unwrap();
+
+    // Fill the disk to the last byte.
+    let filler = disk.path().join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut file, &block).is_ok() {}
+    drop(file);
+    let error = note(&mut host, &"a long note that does not fit ".repeat(100)).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(error, CallError::Memory(_)),
+        "a documented error, not a trap: {message}"
+    );
+    assert!(
+        message.contains("full") || message.contains("space"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(&daily).unwrap(),
+        before,
+        "the daily note is as it was"
+    );
+
+    std::fs::remove_file(&filler).unwrap();
+    host.reset();
+    note(&mut host, "a third line").expect("with room again, notes are written");
+    let before = std::fs::read(&daily).unwrap();
+
+    // A read-only workspace (the host's files must be closed to remount).
+    drop(host);
+    disk.remount("ro");
+    let mut host = self::host(&ws, None, roomy());
+    let error = note(&mut host, "a fourth line").unwrap_err();
+    assert!(matches!(error, CallError::Memory(_)), "{error}");
+    assert!(error.to_string().contains("read"), "{error}");
+    assert_eq!(
+        std::fs::read(&daily).unwrap(),
+        before,
+        "nothing written to a read-only workspace"
+    );
+    drop(host);
+    disk.remount("rw");
+    let mut host = self::host(&ws, None, roomy());
+    note(&mut host, "a fourth line").expect("writable again");
+    let text = std::fs::read_to_string(&daily).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+}

@@ -199,7 +199,7 @@ impl Memory {
         if self
             .ledger
             .has_flushed(session, cycle)
-            .map_err(MemoryError::from)?
+            .map_err(write_failure)?
         {
             return not_due(format!("already flushed in compaction cycle {cycle}"));
         }
@@ -223,7 +223,7 @@ impl Memory {
         let Some(class) = class else {
             self.ledger
                 .record_flush(session, cycle, request.context.now_ms)
-                .map_err(MemoryError::from)?;
+                .map_err(write_failure)?;
             return Ok(FlushReport {
                 due: true,
                 reason: "nothing in the transcript to save".into(),
@@ -263,7 +263,7 @@ impl Memory {
             crate::flush::Reply::NothingToSave => {
                 self.ledger
                     .record_flush(session, cycle, request.context.now_ms)
-                    .map_err(MemoryError::from)?;
+                    .map_err(write_failure)?;
                 return Ok(FlushReport {
                     due: true,
                     reason: "the model had nothing to save (NO_REPLY)".into(),
@@ -302,7 +302,7 @@ impl Memory {
         let (lines, duplicates) = self.append_entries(&path, entries, request.context.now_ms)?;
         self.ledger
             .record_flush(session, cycle, request.context.now_ms)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         Ok(FlushReport {
             due: true,
             reason: format!("{} notes written, {duplicates} already there", lines.len()),
@@ -338,11 +338,7 @@ impl Memory {
             ));
             return Ok(report);
         }
-        if self
-            .ledger
-            .is_tombstoned(session)
-            .map_err(MemoryError::from)?
-        {
+        if self.ledger.is_tombstoned(session).map_err(write_failure)? {
             report.skipped = Some(format!(
                 "session {session} was forgotten; it is never ingested again"
             ));
@@ -377,7 +373,7 @@ impl Memory {
             if self
                 .ledger
                 .is_ingested(session, &hash)
-                .map_err(MemoryError::from)?
+                .map_err(write_failure)?
                 || hashes.contains(&hash)
             {
                 report.messages_already_ingested += 1;
@@ -417,7 +413,7 @@ impl Memory {
         let (lines, _) = self.append_entries(&path, entries, request.context.now_ms)?;
         self.ledger
             .mark_ingested(session, &hashes)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         report.messages_written = lines.len() as u32;
         report.path = Some(path.to_string());
         Ok(report)
@@ -433,7 +429,7 @@ impl Memory {
         let written = self
             .ledger
             .forget_session(session, request.context.now_ms)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         let mut by_path: std::collections::BTreeMap<String, HashSet<String>> = Default::default();
         for (path, hash) in written {
             by_path.entry(path).or_default().insert(hash);
@@ -508,7 +504,7 @@ impl Memory {
             })?;
         self.ledger
             .set_file_hash(path.as_str(), &content_hash(new_text.as_bytes()), now_ms)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         Ok(removed)
     }
 
@@ -543,11 +539,11 @@ impl Memory {
             return Ok((Vec::new(), duplicates));
         }
         let previous_hash = content_hash(&existing);
-        if let Some(file) = self.ledger.file(path.as_str()).map_err(MemoryError::from)? {
+        if let Some(file) = self.ledger.file(path.as_str()).map_err(write_failure)? {
             if file.hash != previous_hash && !file.edited_out_of_band {
                 self.ledger
                     .mark_edited(path.as_str())
-                    .map_err(MemoryError::from)?;
+                    .map_err(write_failure)?;
             }
         }
         let segments: Vec<Segment> = fresh.iter().map(|e| e.segment.clone()).collect();
@@ -559,7 +555,7 @@ impl Memory {
         let prior_lost = self.ledger.lost().is_some() && !existing.is_empty();
         self.ledger
             .record_segments(path.as_str(), &segments, prior_lost, &previous_hash, now_ms)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         let mut appended = String::new();
         if !existing.is_empty() && !existing.ends_with(b"\n") {
             appended.push('\n');
@@ -574,7 +570,7 @@ impl Memory {
         after.extend_from_slice(appended.as_bytes());
         self.ledger
             .set_file_hash(path.as_str(), &content_hash(&after), now_ms)
-            .map_err(MemoryError::from)?;
+            .map_err(write_failure)?;
         self.sync(SyncRequest::default())?;
         let lines = (0..fresh.len() as u32).map(|i| first_line + i).collect();
         Ok((lines, duplicates))
@@ -631,6 +627,20 @@ fn append_atomically(
         return Err(io_error("cannot write", path.as_str(), &error));
     }
     Ok(())
+}
+
+/// A ledger failure during a write. Storage failures (a full disk, a
+/// read-only file system) say so; nothing has been written to the Markdown
+/// file when the ledger fails, since its record goes first.
+fn write_failure(error: crate::sqlite::DbError) -> MemoryError {
+    // SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_FULL.
+    if matches!(error.code, 10 | 8 | 14 | 13) {
+        MemoryError::Io(format!(
+            "the workspace could not be written (is the disk full or read-only?): {error}; nothing was written"
+        ))
+    } else {
+        MemoryError::from(error)
+    }
 }
 
 /// Today's daily note for the turn's time.
