@@ -43,6 +43,7 @@ fn demo_runs_end_to_end() {
         "<memory-file path=\"MEMORY.md\">",
         "MEMORY.md#L5-L5",
         "refused: access-denied",
+        "trust=\"untrusted\"",
     ] {
         assert!(
             stdout.contains(expected),
