@@ -207,18 +207,12 @@ impl Memory {
         let mut conversation = Vec::new();
         let mut class: Option<SourceClass> = None;
         for message in &messages {
-            let (text, _) = crate::transcript::strip_injected(&message.text);
-            let text = one_line(&crate::transcript::redact(&text).0);
-            if text.is_empty() {
+            let clean = clean_message(message, request.context.sender_is_owner);
+            if clean.text.is_empty() {
                 continue;
             }
-            let owner = match message.role {
-                crate::transcript::Role::User => message.sender_is_owner,
-                _ => request.context.sender_is_owner,
-            };
-            let c = classify(crate::transcript::origin_of(message), owner);
-            class = Some(class.map_or(c, |k| crate::provenance::lowest(k, c)));
-            conversation.push((message.role.as_str().to_string(), text));
+            class = Some(class.map_or(clean.class, |k| crate::provenance::lowest(k, clean.class)));
+            conversation.push((message.role.as_str().to_string(), clean.text));
         }
         let Some(class) = class else {
             self.ledger
@@ -347,11 +341,10 @@ impl Memory {
         let mut entries = Vec::new();
         let mut hashes = Vec::new();
         for message in &messages {
-            let (text, stripped) = crate::transcript::strip_injected(&message.text);
-            report.injected_blocks_stripped += stripped as u32;
-            let (text, redacted) = crate::transcript::redact(&text);
-            report.secrets_redacted += redacted as u32;
-            let mut text = one_line(&text);
+            let clean = clean_message(message, request.context.sender_is_owner);
+            report.injected_blocks_stripped += clean.stripped;
+            report.secrets_redacted += clean.redacted;
+            let mut text = clean.text;
             if text.is_empty() {
                 continue;
             }
@@ -379,11 +372,6 @@ impl Memory {
                 report.messages_already_ingested += 1;
                 continue;
             }
-            let owner = match message.role {
-                crate::transcript::Role::User => message.sender_is_owner,
-                _ => request.context.sender_is_owner,
-            };
-            let class = classify(crate::transcript::origin_of(message), owner);
             let who = match &message.sender {
                 Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
                 None => message.role.as_str().to_string(),
@@ -392,7 +380,7 @@ impl Memory {
             entries.push(NewEntry {
                 segment: Segment {
                     text_hash: entry_hash(&indexed_text(&line)),
-                    source_class: class,
+                    source_class: clean.class,
                     session_kind: kind,
                     session_id: Some(session.to_string()),
                     observed_at: request.context.now_ms,
@@ -627,6 +615,32 @@ fn append_atomically(
         return Err(io_error("cannot write", path.as_str(), &error));
     }
     Ok(())
+}
+
+/// A transcript message made safe to store: injected blocks stripped,
+/// secrets redacted, folded to one line, and classified.
+struct CleanMessage {
+    text: String,
+    class: SourceClass,
+    stripped: u32,
+    redacted: u32,
+}
+
+/// User messages take their own sender's standing; everything else the
+/// session's (`session_owner`: the session's sender is the owner).
+fn clean_message(message: &crate::transcript::Message, session_owner: bool) -> CleanMessage {
+    let (text, stripped) = crate::transcript::strip_injected(&message.text);
+    let (text, redacted) = crate::transcript::redact(&text);
+    let owner = match message.role {
+        crate::transcript::Role::User => message.sender_is_owner,
+        _ => session_owner,
+    };
+    CleanMessage {
+        text: one_line(&text),
+        class: classify(crate::transcript::origin_of(message), owner),
+        stripped: stripped as u32,
+        redacted: redacted as u32,
+    }
 }
 
 /// A ledger failure during a write. Storage failures (a full disk, a
