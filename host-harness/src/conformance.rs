@@ -9,7 +9,7 @@
 
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
-use crate::host::{wit, wit_bootstrap, wit_recall, wit_store, wit_write, CallError};
+use crate::host::{wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write, CallError};
 use crate::json;
 use crate::session::Session;
 use anyhow::{anyhow, bail, Context};
@@ -129,6 +129,15 @@ pub struct Step {
     pub soft_threshold_tokens: Option<u32>,
     #[serde(default)]
     pub timeout_ms: Option<u32>,
+    /// `inject`: the incoming message.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// `inject`: escalate (default), always or off.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The turn's active project keys, most recent first.
+    #[serde(default)]
+    pub active_projects: Vec<String>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
@@ -177,6 +186,15 @@ pub fn parse_session_kind(kind: &str) -> anyhow::Result<wit::SessionKind> {
     })
 }
 
+pub fn parse_mode(mode: &str) -> anyhow::Result<wit_inject::EscalationMode> {
+    Ok(match mode {
+        "escalate" => wit_inject::EscalationMode::Escalate,
+        "always" => wit_inject::EscalationMode::Always,
+        "off" => wit_inject::EscalationMode::Off,
+        other => bail!("unknown escalation mode {other:?}; use escalate, always or off"),
+    })
+}
+
 /// The turn context of a step: the session's, with the step's sender, session
 /// kind and session id.
 fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnContext> {
@@ -188,6 +206,7 @@ fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnConte
         .map(parse_session_kind)
         .transpose()?;
     context.session_id = step.session_id.clone();
+    context.active_projects = step.active_projects.clone();
     Ok(context)
 }
 
@@ -395,6 +414,20 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .map(|r| json::forget_report(&r)),
             )
         }
+        "inject" => {
+            let request = wit_inject::InjectRequest {
+                message: step.message.clone().context("inject needs `message`")?,
+                mode: parse_mode(step.mode.as_deref().unwrap_or("escalate"))?,
+                context: step_context(session, step)?,
+            };
+            Some(
+                session
+                    .host
+                    .inject(&request)
+                    .map(|r| json::inject_result(&r)),
+            )
+        }
+        "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
         "read_file" => {
             // The file as a person would see it (runner side, not a call).
             let path = workspace.join(step.path.as_deref().context("read_file needs `path`")?);
@@ -507,7 +540,10 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
 }
 
 fn is_component_call(op: &str) -> bool {
-    matches!(op, "sync" | "status" | "search" | "get" | "bootstrap") || is_write_call(op)
+    matches!(
+        op,
+        "sync" | "status" | "search" | "get" | "bootstrap" | "inject"
+    ) || is_write_call(op)
 }
 
 /// Calls that may write Markdown, and only by appending. (`forget` removes

@@ -22,6 +22,7 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
+pub use exports::openclaw::memory::inject as wit_inject;
 pub use exports::openclaw::memory::recall as wit_recall;
 pub use exports::openclaw::memory::store as wit_store;
 pub use exports::openclaw::memory::write as wit_write;
@@ -392,6 +393,21 @@ impl MemoryHost {
         request: &wit_write::NoteRequest,
     ) -> Result<wit_write::WriteReport, CallError> {
         self.call(|store, b, m| b.openclaw_memory_write().call_note(store, m, request))
+    }
+
+    pub fn inject(
+        &mut self,
+        request: &wit_inject::InjectRequest,
+    ) -> Result<wit_inject::InjectResult, CallError> {
+        self.call(|store, b, m| {
+            b.openclaw_memory_inject()
+                .call_trigger_inject(store, m, request)
+        })
+    }
+
+    /// Model-import calls made by the component so far (all instances).
+    pub fn model_calls(&self) -> u64 {
+        self.model.calls()
     }
 
     pub fn flush(

@@ -2,7 +2,7 @@
 //! conformance scenarios are checked against. One function per result type.
 
 use crate::host::{
-    error_kind, error_message, wit, wit_bootstrap, wit_recall, wit_store, wit_write,
+    error_kind, error_message, wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write,
 };
 use serde_json::{json, Value};
 
@@ -150,6 +150,20 @@ pub fn write_report(r: &wit_write::WriteReport) -> Value {
         "duplicates": r.duplicates,
         "source_class": source_class(r.source_class),
         "session_kind": session_kind(r.session_kind),
+    })
+}
+
+pub fn inject_result(r: &wit_inject::InjectResult) -> Value {
+    json!({
+        "blocks": r.blocks.iter().map(|b| json!({
+            "kind": b.kind,
+            "text": b.text,
+            "sources": b.sources,
+            "score": round(b.score),
+        })).collect::<Vec<_>>(),
+        "recall_intent": r.recall_intent,
+        "escalate": r.escalate,
+        "escalation_reason": r.escalation_reason,
     })
 }
 

@@ -4,7 +4,9 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use memory_harness::clock::{parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
-use memory_harness::host::{wit, wit_bootstrap, wit_recall, wit_store, wit_write, CallError};
+use memory_harness::host::{
+    wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write, CallError,
+};
 use memory_harness::session::Session;
 use memory_harness::{conformance, json};
 use serde_json::{json, Value};
@@ -152,6 +154,27 @@ enum Command {
         #[arg(long)]
         session: String,
     },
+    /// Lane 1 for an incoming message: the hidden blocks to prepend and the
+    /// escalation decision (no model calls).
+    Inject {
+        message: String,
+        #[arg(long)]
+        channel: Option<String>,
+        #[arg(long)]
+        sender: Option<String>,
+        /// The sender is the authenticated owner.
+        #[arg(long)]
+        owner: bool,
+        /// interactive (default), cron, heartbeat or subagent.
+        #[arg(long, default_value = "interactive")]
+        session_kind: String,
+        /// An active project key (repeat for several, most recent first).
+        #[arg(long)]
+        project: Vec<String>,
+        /// escalate (default), always or off.
+        #[arg(long, default_value = "escalate")]
+        mode: String,
+    },
     /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
     Get { target: String },
     /// The curated context a session starts with.
@@ -245,6 +268,45 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{}", json::search_result(&result));
             } else {
                 print_search(&result);
+            }
+            Ok(0)
+        }
+        Command::Inject {
+            message,
+            channel,
+            sender,
+            owner,
+            session_kind,
+            project,
+            mode,
+        } => {
+            let mut state = open(&g)?;
+            state.sync_all(false, |_| {}).map_err(call_error)?;
+            let mut context = state.context();
+            context.channel = channel;
+            context.sender = sender;
+            context.sender_is_owner = owner;
+            context.session_kind = Some(parse_session_kind(&session_kind)?);
+            context.active_projects = project;
+            let request = wit_inject::InjectRequest {
+                message,
+                mode: memory_harness::conformance::parse_mode(&mode)?,
+                context,
+            };
+            let result = state.host.inject(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::inject_result(&result));
+            } else {
+                for block in &result.blocks {
+                    println!("{}  (score {:.2})", block.text, block.score);
+                }
+                if result.blocks.is_empty() {
+                    println!("(no trigger matched)");
+                }
+                println!(
+                    "escalate: {} — {}",
+                    result.escalate, result.escalation_reason
+                );
             }
             Ok(0)
         }

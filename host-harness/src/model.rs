@@ -48,6 +48,9 @@ trait Backend: Send + Sync {
 /// A model behind the host's deadline.
 pub struct ModelLender {
     backend: Option<Arc<dyn Backend>>,
+    /// Every call the component made, answered or not (tests assert that
+    /// lane 1 makes none).
+    calls: std::sync::atomic::AtomicU64,
     /// The longest any call may take, whatever the component asks.
     cap: Duration,
 }
@@ -72,7 +75,15 @@ impl ModelLender {
                 Some(Arc::new(OpenAi::new(url, model, api_key)?))
             }
         };
-        Ok(ModelLender { backend, cap })
+        Ok(ModelLender {
+            backend,
+            cap,
+            calls: Default::default(),
+        })
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.calls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn complete(
@@ -81,6 +92,8 @@ impl ModelLender {
         max_tokens: u32,
         timeout_ms: u32,
     ) -> Result<String, ModelFailure> {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(backend) = self.backend.clone() else {
             return Err(ModelFailure::Unavailable(
                 "no language model is configured".into(),

@@ -13,6 +13,7 @@ wit_bindgen::generate!({
 });
 
 use exports::openclaw::memory::bootstrap as wit_bootstrap;
+use exports::openclaw::memory::inject as wit_inject;
 use exports::openclaw::memory::recall as wit_recall;
 use exports::openclaw::memory::store as wit_store;
 use exports::openclaw::memory::write as wit_write;
@@ -396,6 +397,44 @@ impl wit_write::Guest for Component {
         Ok(wit_write::ForgetReport {
             files_changed: r.files_changed,
             entries_removed: r.entries_removed,
+        })
+    }
+}
+
+impl wit_inject::Guest for Component {
+    fn trigger_inject(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_inject::InjectRequest,
+    ) -> Result<wit_inject::InjectResult, wit::Error> {
+        use crate::recall_intent::EscalationMode;
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .inject(&crate::memory::InjectRequest {
+                message: request.message,
+                mode: match request.mode {
+                    wit_inject::EscalationMode::Escalate => EscalationMode::Escalate,
+                    wit_inject::EscalationMode::Always => EscalationMode::Always,
+                    wit_inject::EscalationMode::Off => EscalationMode::Off,
+                },
+                context: turn_context(request.context),
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_inject::InjectResult {
+            blocks: r
+                .blocks
+                .into_iter()
+                .map(|b| wit_inject::ContextBlock {
+                    kind: b.kind.to_string(),
+                    text: b.text,
+                    sources: b.sources,
+                    score: b.score,
+                })
+                .collect(),
+            recall_intent: r.recall_intent,
+            escalate: r.escalate,
+            escalation_reason: r.escalation_reason,
         })
     }
 }

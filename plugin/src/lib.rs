@@ -20,9 +20,11 @@ pub mod memory;
 pub mod model;
 pub mod provenance;
 pub mod rank;
+pub mod recall_intent;
 pub mod sqlite;
 pub mod text;
 pub mod transcript;
+pub mod triggers;
 pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]

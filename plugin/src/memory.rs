@@ -22,7 +22,9 @@ use crate::text;
 use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
 
+mod inject;
 mod writing;
+pub use inject::{ContextBlock, InjectRequest, InjectResult};
 use std::collections::{HashMap, HashSet};
 pub use writing::{
     FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
@@ -96,6 +98,8 @@ pub struct Memory {
     /// Set when the index was (re)created and holds nothing yet.
     needs_full_sync: bool,
     vectors: Option<VectorTable>,
+    /// Curated entries with triggers, by index revision (lane 1).
+    trigger_candidates: Option<(u64, Vec<inject::TriggerCandidate>)>,
 }
 
 impl Memory {
@@ -137,6 +141,7 @@ impl Memory {
             needs_full_sync: rebuild_note.is_some() || reproject,
             rebuild_note,
             vectors: None,
+            trigger_candidates: None,
         })
     }
 

@@ -93,6 +93,20 @@ pub struct ChunkRow {
     pub importance: Option<u8>,
 }
 
+/// A curated, trusted entry with triggers (a lane-1 candidate).
+#[derive(Debug, Clone)]
+pub struct TriggerRow {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+    pub class: SourceClass,
+    pub triggers: Vec<String>,
+    pub projects: Vec<String>,
+    /// The entry's vector under the current embedder, when it has one.
+    pub vector: Option<Vec<f32>>,
+}
+
 /// A lexical hit: chunk id and its BM25 (higher is better).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LexicalHit {
@@ -573,6 +587,34 @@ impl Index {
                     },
                     r.get_f64(3),
                 ))
+            },
+        )
+    }
+
+    /// Lane-1 candidates: entries of the curated files that carry triggers and
+    /// whose class and file class are both owner or agent. Daily notes and
+    /// transcripts never qualify, however strong their match.
+    pub fn trigger_rows(&self, label: Option<&str>) -> Result<Vec<TriggerRow>, DbError> {
+        self.conn.query(
+            "SELECT c.path, c.start_line, c.end_line, c.text, p.origin_class, r.triggers, r.project_keys, \
+                    CASE WHEN c.embedding_model = ?1 THEN c.embedding END \
+             FROM recall_meta r JOIN chunks c ON c.id = r.chunk_id \
+             JOIN sources s ON s.path = c.path JOIN provenance p ON p.chunk_id = c.id \
+             WHERE r.triggers IS NOT NULL AND s.tier = 'curated' \
+               AND p.origin_class IN ('owner', 'agent') AND p.file_class IN ('owner', 'agent') \
+             ORDER BY c.path, c.start_line",
+            &[label.map_or(Value::Null, Value::Text)],
+            |r| {
+                Ok(TriggerRow {
+                    path: r.get_text(0),
+                    start_line: r.get_i64(1) as u32,
+                    end_line: r.get_i64(2) as u32,
+                    text: r.get_text(3),
+                    class: SourceClass::parse(&r.get_text(4)).unwrap_or(SourceClass::Untrusted),
+                    triggers: serde_json::from_str(&r.get_text(5)).unwrap_or_default(),
+                    projects: r.get_opt_text(6).and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default(),
+                    vector: (!r.is_null(7)).then(|| decode(&r.get_blob(7))),
+                })
             },
         )
     }

@@ -1,0 +1,176 @@
+//! Lane 1 on every incoming message: trigger injection from the curated files
+//! and the escalation decision. Zero model calls; the embedder is asked at
+//! most once, and only when a trigger match is borderline.
+
+use super::{Attempt, Memory};
+use crate::api::{SourceClass, TurnContext};
+use crate::embedding::{self, EmbedderInfo};
+use crate::error::Result;
+use crate::framing;
+use crate::index::TriggerRow;
+use crate::recall_intent::{self, EscalationMode};
+use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
+
+/// Longest message lane 1 reads; the rest is ignored for matching.
+const MAX_MESSAGE_CHARS: usize = 16_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InjectRequest {
+    pub message: String,
+    pub mode: EscalationMode,
+    pub context: TurnContext,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBlock {
+    /// `trigger` for now; intents and escalation answers join later.
+    pub kind: &'static str,
+    /// The framed block to prepend, hidden from the user.
+    pub text: String,
+    /// `path#Lx-Ly` of what the block carries.
+    pub sources: Vec<String>,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InjectResult {
+    pub blocks: Vec<ContextBlock>,
+    pub recall_intent: bool,
+    pub escalate: bool,
+    pub escalation_reason: String,
+}
+
+/// A curated entry with triggers, ready for matching.
+pub(super) struct TriggerCandidate {
+    citation: String,
+    text: String,
+    class: SourceClass,
+    phrases: Vec<Vec<String>>,
+    projects: Vec<String>,
+    vector: Option<Vec<f32>>,
+}
+
+impl TriggerCandidate {
+    fn from_row(row: TriggerRow) -> TriggerCandidate {
+        TriggerCandidate {
+            citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
+            phrases: row
+                .triggers
+                .iter()
+                .map(|t| triggers::words(t))
+                .filter(|w| !w.is_empty())
+                .collect(),
+            text: row.text,
+            class: row.class,
+            projects: row.projects,
+            vector: row.vector,
+        }
+    }
+}
+
+impl Memory {
+    /// See the WIT `inject.trigger-inject`.
+    pub fn inject(&mut self, request: &InjectRequest) -> Result<InjectResult> {
+        self.with_repair(|m| m.inject_once(request))
+    }
+
+    fn inject_once(&mut self, request: &InjectRequest) -> Attempt<InjectResult> {
+        let message = crate::text::truncate_chars(&request.message, MAX_MESSAGE_CHARS).0;
+        let words = triggers::words(message);
+        let info = self.embedder.describe();
+        self.load_trigger_candidates(info.as_ref())?;
+        let candidates = &self.trigger_candidates.as_ref().expect("loaded above").1;
+        let mut scored: Vec<(f32, usize)> = Vec::new();
+        let mut borderline: Vec<(f32, usize)> = Vec::new();
+        for (i, c) in candidates.iter().enumerate() {
+            if !triggers::projects_allow(&c.projects, &request.context.active_projects) {
+                continue;
+            }
+            let best = c
+                .phrases
+                .iter()
+                .map(|p| triggers::phrase_score(p, &words))
+                .fold(0.0, f32::max);
+            if triggers::entry_score(best, 1.0) < INJECT_THRESHOLD {
+                continue; // cannot reach the threshold whatever its relevance
+            }
+            let score = triggers::entry_score(best, triggers::lexical_relevance(&c.text, &words));
+            if score >= INJECT_THRESHOLD {
+                scored.push((score, i));
+            } else if c.vector.is_some() {
+                borderline.push((best, i));
+            }
+        }
+        if !borderline.is_empty() {
+            if let Some(info) = &info {
+                if let Ok(mut v) =
+                    embedding::embed_checked(self.embedder.as_ref(), info, &[message.to_string()])
+                {
+                    let query = v.remove(0);
+                    for (best, i) in borderline {
+                        let cosine = candidates[i]
+                            .vector
+                            .as_ref()
+                            .map_or(0.0, |e| embedding::dot(&query, e));
+                        let score = triggers::entry_score(best, cosine);
+                        if score >= INJECT_THRESHOLD {
+                            scored.push((score, i));
+                        }
+                    }
+                }
+            }
+        }
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(candidates[a.1].citation.cmp(&candidates[b.1].citation))
+        });
+        let mut blocks = Vec::new();
+        let mut used = 0;
+        for (score, i) in scored {
+            if blocks.len() == MAX_INJECTED {
+                break;
+            }
+            let c = &candidates[i];
+            let text = framing::context_block("trigger", &c.citation, c.class, &c.text);
+            let size = text.chars().count();
+            if used + size > BLOCK_BUDGET_CHARS {
+                continue; // a smaller, weaker match may still fit
+            }
+            used += size;
+            blocks.push(ContextBlock {
+                kind: "trigger",
+                text,
+                sources: vec![c.citation.clone()],
+                score,
+            });
+        }
+        let recall_intent = recall_intent::has_recall_intent(message);
+        let (escalate, reason) =
+            recall_intent::decide(request.mode, recall_intent, !blocks.is_empty());
+        Ok(InjectResult {
+            blocks,
+            recall_intent,
+            escalate,
+            escalation_reason: reason.to_string(),
+        })
+    }
+
+    /// The curated, trusted entries with triggers, cached per index revision.
+    fn load_trigger_candidates(&mut self, info: Option<&EmbedderInfo>) -> Attempt<()> {
+        let revision = self.index.revision()?;
+        if self
+            .trigger_candidates
+            .as_ref()
+            .is_some_and(|(r, _)| *r == revision)
+        {
+            return Ok(());
+        }
+        let label = info.map(EmbedderInfo::label);
+        let rows = self.index.trigger_rows(label.as_deref())?;
+        self.trigger_candidates = Some((
+            revision,
+            rows.into_iter().map(TriggerCandidate::from_row).collect(),
+        ));
+        Ok(())
+    }
+}
