@@ -275,10 +275,15 @@ impl Memory {
             }
             crate::flush::Reply::Notes(notes) => notes,
         };
+        // The model may echo what it was shown: its notes get the same
+        // cleaning as the transcript, so no injected block or secret lands.
         let entries = notes
             .iter()
+            .map(|note| crate::transcript::redact(&crate::transcript::strip_injected(note).0).0)
+            .map(|note| one_line(&note))
+            .filter(|note| !note.is_empty())
             .map(|note| {
-                let line = entry_line(&one_line(note), &[], None);
+                let line = entry_line(&note, &[], None);
                 NewEntry {
                     segment: Segment {
                         text_hash: entry_hash(&indexed_text(&line)),
@@ -418,9 +423,13 @@ impl Memory {
             .ledger
             .forget_session(session, request.context.now_ms)
             .map_err(write_failure)?;
-        let mut by_path: std::collections::BTreeMap<String, HashSet<String>> = Default::default();
+        // How many lines of each text the session wrote, per file.
+        let mut by_path: std::collections::BTreeMap<
+            String,
+            std::collections::HashMap<String, u32>,
+        > = Default::default();
         for (path, hash) in written {
-            by_path.entry(path).or_default().insert(hash);
+            *by_path.entry(path).or_default().entry(hash).or_default() += 1;
         }
         let mut report = ForgetReport::default();
         for (path, hashes) in by_path {
@@ -437,15 +446,18 @@ impl Memory {
         Ok(report)
     }
 
-    /// Rewrites a file without the entries whose text hashes are given
-    /// (through a temporary file and a rename, so it is the old or the new
-    /// file, never a partial one); deletes it when nothing else is left.
+    /// Rewrites a file without the entries the session wrote: for each text
+    /// hash, as many occurrences as it wrote, earliest first (a write never
+    /// duplicates a line already there, so a later identical line is someone
+    /// else's). Through a temporary file and a rename, so the file is the old
+    /// or the new one, never partial; deleted when only blank lines remain.
     fn remove_entries(
         &mut self,
         path: &MemoryPath,
-        hashes: &HashSet<String>,
+        counts: &std::collections::HashMap<String, u32>,
         now_ms: i64,
     ) -> Result<u32> {
+        let mut counts = counts.clone();
         let bytes = match self.read_for_append(path) {
             Ok(bytes) => bytes,
             Err(MemoryError::NotFound(_)) => return Ok(0),
@@ -456,7 +468,9 @@ impl Memory {
         let mut drop = vec![false; lines.len()];
         let mut removed = 0;
         for entry in markdown::parse(&text).entries {
-            if hashes.contains(&entry_hash(&entry.text)) {
+            let left = counts.get_mut(&entry_hash(&entry.text)).filter(|n| **n > 0);
+            if let Some(left) = left {
+                *left -= 1;
                 for n in entry.start_line..=entry.end_line {
                     drop[(n - 1) as usize] = true;
                 }
@@ -473,10 +487,9 @@ impl Memory {
             .map(|(l, _)| *l)
             .collect();
         let full = self.workspace.join(path.as_str());
-        let only_headings = kept
-            .iter()
-            .all(|l| l.trim().is_empty() || l.starts_with('#'));
-        if only_headings {
+        // Only what the session wrote was there (a transcript note): delete
+        // the file. Anything else, a hand-written heading included, stays.
+        if kept.iter().all(|l| l.trim().is_empty()) {
             std::fs::remove_file(&full)
                 .map_err(|e| io_error("cannot delete", path.as_str(), &e))?;
             return Ok(removed);
