@@ -51,8 +51,12 @@ pub fn prompt(today_note: &str, conversation: &[(String, String)]) -> String {
     if today_note.trim().is_empty() {
         text.push_str("(nothing yet)\n");
     } else {
-        text.push_str(today_note.trim_end());
-        text.push('\n');
+        // Memory shown to the model is framed like every injected file, so an
+        // echo of it is recognised and stripped.
+        text.push_str(&format!(
+            "<memory-file path=\"today\">\n{}\n</memory-file>\n",
+            crate::framing::escape(today_note.trim_end())
+        ));
     }
     text.push_str("\nConversation:\n");
     for (who, said) in conversation {

@@ -13,6 +13,7 @@ pub mod error;
 pub mod flush;
 pub mod framing;
 pub mod index;
+pub mod intents;
 pub mod layout;
 pub mod ledger;
 pub mod markdown;

@@ -5,6 +5,7 @@
 //! untrusted, never owner, and status says so.
 
 use crate::api::{SessionKind, SourceClass};
+use crate::intents::Intent;
 use crate::sqlite::{Connection, DbError, Value};
 use std::path::Path;
 
@@ -334,6 +335,74 @@ impl Ledger {
             ],
         )?;
         Ok(())
+    }
+
+    pub fn create_intent(&self, intent: &Intent, session_id: Option<&str>) -> Result<i64, DbError> {
+        self.conn.execute(
+            "INSERT INTO intents (text, triggers, due_at, channel, sender, created_at, expires_at, fire_budget, \
+             cooldown_ms, session_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &[
+                Value::Text(&intent.text),
+                Value::Text(&serde_json::to_string(&intent.triggers).unwrap_or_else(|_| "[]".into())),
+                intent.due_at.map_or(Value::Null, Value::Integer),
+                intent.channel.as_deref().map_or(Value::Null, Value::Text),
+                intent.sender.as_deref().map_or(Value::Null, Value::Text),
+                Value::Integer(intent.created_at),
+                Value::Integer(intent.expires_at),
+                Value::Integer(intent.fire_budget as i64),
+                Value::Integer(intent.cooldown_ms),
+                session_id.map_or(Value::Null, Value::Text),
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Every intent, in creation order.
+    pub fn intents(&self) -> Result<Vec<Intent>, DbError> {
+        self.conn.query(
+            "SELECT id, text, triggers, due_at, channel, sender, created_at, expires_at, fire_budget, fires, \
+             cooldown_ms, last_fired_at, cancelled FROM intents ORDER BY id",
+            &[],
+            |r| {
+                Ok(Intent {
+                    id: r.get_i64(0),
+                    text: r.get_text(1),
+                    triggers: serde_json::from_str(&r.get_text(2)).unwrap_or_default(),
+                    due_at: r.get_opt_i64(3),
+                    channel: r.get_opt_text(4),
+                    sender: r.get_opt_text(5),
+                    created_at: r.get_i64(6),
+                    expires_at: r.get_i64(7),
+                    fire_budget: r.get_i64(8) as u32,
+                    fires: r.get_i64(9) as u32,
+                    cooldown_ms: r.get_i64(10),
+                    last_fired_at: r.get_opt_i64(11),
+                    cancelled: r.get_i64(12) != 0,
+                })
+            },
+        )
+    }
+
+    /// Spends one fire of each intent.
+    pub fn record_fires(&self, ids: &[i64], now_ms: i64) -> Result<(), DbError> {
+        self.transaction(|| {
+            for id in ids {
+                self.conn.execute(
+                    "UPDATE intents SET fires = fires + 1, last_fired_at = ?2 WHERE id = ?1",
+                    &[Value::Integer(*id), Value::Integer(now_ms)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Cancels an intent; false when there is no such intent.
+    pub fn cancel_intent(&self, id: i64) -> Result<bool, DbError> {
+        self.conn.execute(
+            "UPDATE intents SET cancelled = 1 WHERE id = ?1",
+            &[Value::Integer(id)],
+        )?;
+        Ok(self.conn.changes() > 0)
     }
 
     fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {

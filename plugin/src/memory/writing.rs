@@ -122,9 +122,16 @@ impl Memory {
                 "notes are at most {MAX_NOTE_CHARS} characters"
             )));
         }
-        let text = one_line(&request.text);
+        let text = one_line(&crate::transcript::redact(&request.text).0);
         if text.is_empty() {
             return Err(MemoryError::InvalidInput("the note is empty".into()));
+        }
+        if let Some(session) = &request.context.session_id {
+            if self.ledger.is_tombstoned(session).map_err(write_failure)? {
+                return Err(MemoryError::InvalidInput(format!(
+                    "session {session} was forgotten; it writes nothing more"
+                )));
+            }
         }
         if let Some(n) = request.importance {
             if !(1..=10).contains(&n) {
@@ -174,6 +181,10 @@ impl Memory {
                 model_error: None,
             })
         };
+        let session = request.session_id.trim();
+        if session.is_empty() {
+            return Err(MemoryError::InvalidInput("the session id is empty".into()));
+        }
         let Some(kind) = request.context.session_kind else {
             return not_due(
                 "the session kind is unknown; a flush writes nothing of unknown origin".into(),
@@ -185,9 +196,10 @@ impl Memory {
                 kind.as_str()
             ));
         }
-        let session = request.session_id.trim();
-        if session.is_empty() {
-            return Err(MemoryError::InvalidInput("the session id is empty".into()));
+        if self.ledger.is_tombstoned(session).map_err(write_failure)? {
+            return not_due(format!(
+                "session {session} was forgotten; it writes nothing more"
+            ));
         }
         let soft = request
             .soft_threshold_tokens
