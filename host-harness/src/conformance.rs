@@ -9,7 +9,9 @@
 
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
-use crate::host::{wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write, CallError};
+use crate::host::{
+    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_write, CallError,
+};
 use crate::json;
 use crate::session::Session;
 use anyhow::{anyhow, bail, Context};
@@ -135,6 +137,21 @@ pub struct Step {
     /// `inject`: escalate (default), always or off.
     #[serde(default)]
     pub mode: Option<String>,
+    /// `intent_create`: the spec (`text`, `triggers`, `due_at`, `channel`,
+    /// `sender`, `expires_in_ms`, `fire_budget`, `cooldown_ms`).
+    #[serde(default)]
+    pub intent: Option<IntentStep>,
+    /// `intent_cancel`: the id.
+    #[serde(default)]
+    pub id: Option<i64>,
+    /// `due`: the time (`YYYY-MM-DD` or RFC 3339); default the step's clock.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// The turn's channel and sender.
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub sender: Option<String>,
     /// The turn's active project keys, most recent first.
     #[serde(default)]
     pub active_projects: Vec<String>,
@@ -207,7 +224,32 @@ fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnConte
         .transpose()?;
     context.session_id = step.session_id.clone();
     context.active_projects = step.active_projects.clone();
+    if step.channel.is_some() {
+        context.channel = step.channel.clone();
+    }
+    context.sender = step.sender.clone();
     Ok(context)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentStep {
+    pub text: String,
+    #[serde(default)]
+    pub triggers: Vec<String>,
+    /// `YYYY-MM-DD` or RFC 3339.
+    #[serde(default)]
+    pub due_at: Option<String>,
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub sender: Option<String>,
+    #[serde(default)]
+    pub expires_in_ms: Option<i64>,
+    #[serde(default)]
+    pub fire_budget: Option<u32>,
+    #[serde(default)]
+    pub cooldown_ms: Option<i64>,
 }
 
 /// Runs every scenario under `root` whose path contains `filter`.
@@ -427,6 +469,55 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .map(|r| json::inject_result(&r)),
             )
         }
+        "intent_create" => {
+            let spec = step
+                .intent
+                .as_ref()
+                .context("intent_create needs `intent`")?;
+            let spec = wit_intents::IntentSpec {
+                text: spec.text.clone(),
+                triggers: spec.triggers.clone(),
+                due_at_ms: spec.due_at.as_deref().map(parse_now).transpose()?,
+                channel: spec.channel.clone(),
+                sender: spec.sender.clone(),
+                expires_in_ms: spec.expires_in_ms,
+                fire_budget: spec.fire_budget,
+                cooldown_ms: spec.cooldown_ms,
+            };
+            let context = step_context(session, step)?;
+            Some(
+                session
+                    .host
+                    .intent_create(&spec, &context)
+                    .map(|r| json::create_result(&r)),
+            )
+        }
+        "intent_list" => {
+            let context = step_context(session, step)?;
+            Some(
+                session
+                    .host
+                    .intent_list(&context)
+                    .map(|l| json::intents(&l)),
+            )
+        }
+        "intent_cancel" => {
+            let context = step_context(session, step)?;
+            let id = step.id.context("intent_cancel needs `id`")?;
+            Some(
+                session
+                    .host
+                    .intent_cancel(id, &context)
+                    .map(|i| json::intent(&i)),
+            )
+        }
+        "due" => {
+            let at = match &step.at {
+                Some(at) => parse_now(at)?,
+                None => session.now_ms,
+            };
+            Some(session.host.due(at).map(|l| json::intents(&l)))
+        }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
         "read_file" => {
             // The file as a person would see it (runner side, not a call).
@@ -549,7 +640,7 @@ fn is_component_call(op: &str) -> bool {
 /// Calls that may write Markdown, and only by appending. (`forget` removes
 /// lines; its scenarios check the files themselves.)
 fn is_write_call(op: &str) -> bool {
-    matches!(op, "note" | "ingest" | "flush")
+    matches!(op, "note" | "ingest" | "flush" | "intent_create")
 }
 
 /// The length recorded for a link or FIFO in a snapshot.

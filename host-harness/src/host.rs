@@ -23,6 +23,7 @@ wasmtime::component::bindgen!({
 
 pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
 pub use exports::openclaw::memory::inject as wit_inject;
+pub use exports::openclaw::memory::intents as wit_intents;
 pub use exports::openclaw::memory::recall as wit_recall;
 pub use exports::openclaw::memory::store as wit_store;
 pub use exports::openclaw::memory::write as wit_write;
@@ -403,6 +404,39 @@ impl MemoryHost {
             b.openclaw_memory_inject()
                 .call_trigger_inject(store, m, request)
         })
+    }
+
+    pub fn intent_create(
+        &mut self,
+        spec: &wit_intents::IntentSpec,
+        context: &wit::TurnContext,
+    ) -> Result<wit_intents::CreateResult, CallError> {
+        self.call(|store, b, m| {
+            b.openclaw_memory_intents()
+                .call_create(store, m, spec, context)
+        })
+    }
+
+    pub fn intent_list(
+        &mut self,
+        context: &wit::TurnContext,
+    ) -> Result<Vec<wit_intents::Intent>, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_intents().call_list(store, m, context))
+    }
+
+    pub fn intent_cancel(
+        &mut self,
+        id: i64,
+        context: &wit::TurnContext,
+    ) -> Result<wit_intents::Intent, CallError> {
+        self.call(|store, b, m| {
+            b.openclaw_memory_intents()
+                .call_cancel(store, m, id, context)
+        })
+    }
+
+    pub fn due(&mut self, at_ms: i64) -> Result<Vec<wit_intents::Intent>, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_intents().call_due(store, m, at_ms))
     }
 
     /// Model-import calls made by the component so far (all instances).

@@ -2,7 +2,8 @@
 //! conformance scenarios are checked against. One function per result type.
 
 use crate::host::{
-    error_kind, error_message, wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write,
+    error_kind, error_message, wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store,
+    wit_write,
 };
 use serde_json::{json, Value};
 
@@ -165,6 +166,39 @@ pub fn inject_result(r: &wit_inject::InjectResult) -> Value {
         "escalate": r.escalate,
         "escalation_reason": r.escalation_reason,
     })
+}
+
+pub fn intent(i: &wit_intents::Intent) -> Value {
+    use wit_intents::IntentState as S;
+    json!({
+        "id": i.id,
+        "text": i.text,
+        "triggers": i.triggers,
+        "due_at_ms": i.due_at_ms,
+        "channel": i.channel,
+        "sender": i.sender,
+        "state": match i.state {
+            S::Pending => "pending",
+            S::Armed => "armed",
+            S::Fired => "fired",
+            S::Done => "done",
+            S::Cancelled => "cancelled",
+            S::Expired => "expired",
+        },
+        "fires": i.fires,
+        "fire_budget": i.fire_budget,
+        "expires_at_ms": i.expires_at_ms,
+        "last_fired_at_ms": i.last_fired_at_ms,
+        "cooldown_ms": i.cooldown_ms,
+    })
+}
+
+pub fn intents(list: &[wit_intents::Intent]) -> Value {
+    json!({"intents": list.iter().map(intent).collect::<Vec<_>>()})
+}
+
+pub fn create_result(r: &wit_intents::CreateResult) -> Value {
+    json!({"intent": r.intent.as_ref().map(intent), "wish": r.wish})
 }
 
 pub fn flush_report(r: &wit_write::FlushReport) -> Value {

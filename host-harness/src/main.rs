@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use memory_harness::clock::{parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
-    wit, wit_bootstrap, wit_inject, wit_recall, wit_store, wit_write, CallError,
+    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_write, CallError,
 };
 use memory_harness::session::Session;
 use memory_harness::{conformance, json};
@@ -175,6 +175,17 @@ enum Command {
         #[arg(long, default_value = "escalate")]
         mode: String,
     },
+    /// Standing intents: create, list, cancel (as the owner at this terminal).
+    Intent {
+        #[command(subcommand)]
+        action: IntentAction,
+    },
+    /// Time-based intents due now (or --at a time), for a scheduler; each
+    /// returned intent spends a fire.
+    Due {
+        #[arg(long)]
+        at: Option<String>,
+    },
     /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
     Get { target: String },
     /// The curated context a session starts with.
@@ -192,6 +203,35 @@ enum Command {
         #[arg(long)]
         filter: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum IntentAction {
+    /// Remember to do something: when a message matches a trigger, or at a time.
+    Create {
+        text: String,
+        /// A trigger entry; a message matches when it has every word of one
+        /// entry. Repeat for several.
+        #[arg(long)]
+        trigger: Vec<String>,
+        /// A due time (YYYY-MM-DD or RFC 3339) for a time-based intent.
+        #[arg(long)]
+        due: Option<String>,
+        #[arg(long)]
+        channel: Option<String>,
+        #[arg(long)]
+        sender: Option<String>,
+        #[arg(long)]
+        budget: Option<u32>,
+        #[arg(long)]
+        cooldown_hours: Option<u32>,
+        #[arg(long)]
+        expires_days: Option<u32>,
+    },
+    /// Every intent with its state now.
+    List,
+    /// Cancel an intent.
+    Cancel { id: i64 },
 }
 
 fn main() {
@@ -268,6 +308,94 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{}", json::search_result(&result));
             } else {
                 print_search(&result);
+            }
+            Ok(0)
+        }
+        Command::Intent { action } => {
+            let mut state = open(&g)?;
+            let context = state.context();
+            match action {
+                IntentAction::Create {
+                    text,
+                    trigger,
+                    due,
+                    channel,
+                    sender,
+                    budget,
+                    cooldown_hours,
+                    expires_days,
+                } => {
+                    let spec = wit_intents::IntentSpec {
+                        text,
+                        triggers: trigger,
+                        due_at_ms: due.as_deref().map(parse_now).transpose()?,
+                        channel,
+                        sender,
+                        expires_in_ms: expires_days.map(|d| d as i64 * 86_400_000),
+                        fire_budget: budget,
+                        cooldown_ms: cooldown_hours.map(|h| h as i64 * 3_600_000),
+                    };
+                    let result = state
+                        .host
+                        .intent_create(&spec, &context)
+                        .map_err(call_error)?;
+                    if g.json {
+                        println!("{}", json::create_result(&result));
+                    } else if let Some(intent) = &result.intent {
+                        println!(
+                            "intent {} created ({})",
+                            intent.id,
+                            json::intent(intent)["state"].as_str().unwrap_or("")
+                        );
+                    } else if let Some(wish) = &result.wish {
+                        println!(
+                            "no trigger or due time: kept as a wish at {wish}, with a review date"
+                        );
+                    }
+                }
+                IntentAction::List => {
+                    let list = state.host.intent_list(&context).map_err(call_error)?;
+                    if g.json {
+                        println!("{}", json::intents(&list));
+                    } else {
+                        for i in &list {
+                            let v = json::intent(i);
+                            println!(
+                                "{:>4}  {:<9} fires {}/{}  {}  [{}]",
+                                i.id,
+                                v["state"].as_str().unwrap_or(""),
+                                i.fires,
+                                i.fire_budget,
+                                i.text,
+                                i.triggers.join(" | ")
+                            );
+                        }
+                    }
+                }
+                IntentAction::Cancel { id } => {
+                    let intent = state.host.intent_cancel(id, &context).map_err(call_error)?;
+                    if g.json {
+                        println!("{}", json::intent(&intent));
+                    } else {
+                        println!("intent {id} cancelled");
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Command::Due { at } => {
+            let mut state = open(&g)?;
+            let at = match at {
+                Some(at) => parse_now(&at)?,
+                None => state.now_ms,
+            };
+            let list = state.host.due(at).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::intents(&list));
+            } else {
+                for i in &list {
+                    println!("due: intent {}: {}", i.id, i.text);
+                }
             }
             Ok(0)
         }

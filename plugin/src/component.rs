@@ -14,6 +14,7 @@ wit_bindgen::generate!({
 
 use exports::openclaw::memory::bootstrap as wit_bootstrap;
 use exports::openclaw::memory::inject as wit_inject;
+use exports::openclaw::memory::intents as wit_intents;
 use exports::openclaw::memory::recall as wit_recall;
 use exports::openclaw::memory::store as wit_store;
 use exports::openclaw::memory::write as wit_write;
@@ -436,6 +437,102 @@ impl wit_inject::Guest for Component {
             escalate: r.escalate,
             escalation_reason: r.escalation_reason,
         })
+    }
+}
+
+fn intent_view(v: crate::memory::IntentView) -> wit_intents::Intent {
+    use crate::intents::State;
+    wit_intents::Intent {
+        id: v.intent.id,
+        text: v.intent.text,
+        triggers: v.intent.triggers,
+        due_at_ms: v.intent.due_at,
+        channel: v.intent.channel,
+        sender: v.intent.sender,
+        state: match v.state {
+            State::Pending => wit_intents::IntentState::Pending,
+            State::Armed => wit_intents::IntentState::Armed,
+            State::Fired => wit_intents::IntentState::Fired,
+            State::Done => wit_intents::IntentState::Done,
+            State::Cancelled => wit_intents::IntentState::Cancelled,
+            State::Expired => wit_intents::IntentState::Expired,
+        },
+        fires: v.intent.fires,
+        fire_budget: v.intent.fire_budget,
+        expires_at_ms: v.intent.expires_at,
+        last_fired_at_ms: v.intent.last_fired_at,
+        cooldown_ms: v.intent.cooldown_ms,
+    }
+}
+
+impl wit_intents::Guest for Component {
+    fn create(
+        store: wit_store::MemoryBorrow<'_>,
+        spec: wit_intents::IntentSpec,
+        context: wit::TurnContext,
+    ) -> Result<wit_intents::CreateResult, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .create_intent(
+                &crate::memory::IntentSpec {
+                    text: spec.text,
+                    triggers: spec.triggers,
+                    due_at_ms: spec.due_at_ms,
+                    channel: spec.channel,
+                    sender: spec.sender,
+                    expires_in_ms: spec.expires_in_ms,
+                    fire_budget: spec.fire_budget,
+                    cooldown_ms: spec.cooldown_ms,
+                },
+                &turn_context(context),
+            )
+            .map_err(to_wit_error)?;
+        Ok(wit_intents::CreateResult {
+            intent: r.intent.map(intent_view),
+            wish: r.wish,
+        })
+    }
+
+    fn list(
+        store: wit_store::MemoryBorrow<'_>,
+        context: wit::TurnContext,
+    ) -> Result<Vec<wit_intents::Intent>, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let list = memory
+            .inner
+            .borrow_mut()
+            .list_intents(context.now_ms)
+            .map_err(to_wit_error)?;
+        Ok(list.into_iter().map(intent_view).collect())
+    }
+
+    fn cancel(
+        store: wit_store::MemoryBorrow<'_>,
+        id: i64,
+        context: wit::TurnContext,
+    ) -> Result<wit_intents::Intent, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let v = memory
+            .inner
+            .borrow_mut()
+            .cancel_intent(id, &turn_context(context))
+            .map_err(to_wit_error)?;
+        Ok(intent_view(v))
+    }
+
+    fn due(
+        store: wit_store::MemoryBorrow<'_>,
+        at_ms: i64,
+    ) -> Result<Vec<wit_intents::Intent>, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let list = memory
+            .inner
+            .borrow_mut()
+            .due_intents(at_ms)
+            .map_err(to_wit_error)?;
+        Ok(list.into_iter().map(intent_view).collect())
     }
 }
 

@@ -23,8 +23,10 @@ use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
 
 mod inject;
+mod standing;
 mod writing;
 pub use inject::{ContextBlock, InjectRequest, InjectResult};
+pub use standing::{CreateResult, IntentSpec, IntentView};
 use std::collections::{HashMap, HashSet};
 pub use writing::{
     FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
@@ -98,6 +100,8 @@ pub struct Memory {
     /// Set when the index was (re)created and holds nothing yet.
     needs_full_sync: bool,
     vectors: Option<VectorTable>,
+    /// Standing intents, loaded from the ledger on first use.
+    intents: Option<Vec<crate::intents::Intent>>,
     /// Curated entries with triggers, by index revision (lane 1).
     trigger_candidates: Option<(u64, Vec<inject::TriggerCandidate>)>,
 }
@@ -142,6 +146,7 @@ impl Memory {
             rebuild_note,
             vectors: None,
             trigger_candidates: None,
+            intents: None,
         })
     }
 

@@ -2,7 +2,7 @@
 //! and the escalation decision. Zero model calls; the embedder is asked at
 //! most once, and only when a trigger match is borderline.
 
-use super::{Attempt, Memory};
+use super::{Attempt, Failure, Memory};
 use crate::api::{SourceClass, TurnContext};
 use crate::embedding::{self, EmbedderInfo};
 use crate::error::Result;
@@ -144,9 +144,20 @@ impl Memory {
                 score,
             });
         }
+        let strong_lane1 = !blocks.is_empty();
+        for intent in self
+            .intents_for_turn(&words, &request.context)
+            .map_err(Failure::Memory)?
+        {
+            blocks.push(ContextBlock {
+                kind: "intent",
+                text: super::standing::intent_block(&intent),
+                sources: vec![format!("intent:{}", intent.id)],
+                score: 1.0,
+            });
+        }
         let recall_intent = recall_intent::has_recall_intent(message);
-        let (escalate, reason) =
-            recall_intent::decide(request.mode, recall_intent, !blocks.is_empty());
+        let (escalate, reason) = recall_intent::decide(request.mode, recall_intent, strong_lane1);
         Ok(InjectResult {
             blocks,
             recall_intent,

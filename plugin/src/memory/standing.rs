@@ -1,0 +1,274 @@
+//! Standing intents as operations: create (owner only; a wish that cannot be
+//! compiled into triggers or a due time stays in Markdown with a review date),
+//! list, cancel, what is due, and the intents a turn injects.
+
+use super::writing::{entry_line, indexed_text, one_line, NewEntry};
+use super::{entry_hash, Memory};
+use crate::api::{SessionKind, SourceClass, TurnContext};
+use crate::error::{MemoryError, Result};
+use crate::intents::{self, Intent, State};
+use crate::layout::{self, Date};
+use crate::ledger::Segment;
+
+const MAX_INTENT_CHARS: usize = 500;
+const MAX_TRIGGER_ENTRIES: usize = 16;
+/// When a wish is looked at again.
+const WISH_REVIEW_DAYS: i64 = 30;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntentSpec {
+    pub text: String,
+    pub triggers: Vec<String>,
+    pub due_at_ms: Option<i64>,
+    pub channel: Option<String>,
+    pub sender: Option<String>,
+    pub expires_in_ms: Option<i64>,
+    pub fire_budget: Option<u32>,
+    pub cooldown_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntentView {
+    pub intent: Intent,
+    pub state: State,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateResult {
+    pub intent: Option<IntentView>,
+    /// `path#Lx-Ly` of a wish kept in Markdown.
+    pub wish: Option<String>,
+}
+
+fn owner_only(context: &TurnContext, what: &str) -> Result<()> {
+    if context.sender_is_owner {
+        Ok(())
+    } else {
+        Err(MemoryError::AccessDenied(format!(
+            "only the owner can {what} standing intents"
+        )))
+    }
+}
+
+impl Memory {
+    fn intents_loaded(&mut self) -> Result<&mut Vec<Intent>> {
+        if self.intents.is_none() {
+            self.intents = Some(self.ledger.intents().map_err(MemoryError::from)?);
+        }
+        Ok(self.intents.as_mut().expect("loaded above"))
+    }
+
+    /// See the WIT `intents.create`.
+    pub fn create_intent(
+        &mut self,
+        spec: &IntentSpec,
+        context: &TurnContext,
+    ) -> Result<CreateResult> {
+        owner_only(context, "create")?;
+        let text = one_line(&spec.text);
+        if text.is_empty() {
+            return Err(MemoryError::InvalidInput(
+                "the intent's text is empty".into(),
+            ));
+        }
+        if text.chars().count() > MAX_INTENT_CHARS {
+            return Err(MemoryError::TooLarge(format!(
+                "intents are at most {MAX_INTENT_CHARS} characters"
+            )));
+        }
+        let triggers: Vec<String> = spec
+            .triggers
+            .iter()
+            .map(|t| one_line(t))
+            .filter(|t| !crate::triggers::words(t).is_empty())
+            .collect();
+        if triggers.len() > MAX_TRIGGER_ENTRIES {
+            return Err(MemoryError::InvalidInput(format!(
+                "at most {MAX_TRIGGER_ENTRIES} trigger entries"
+            )));
+        }
+        let budget = spec.fire_budget.unwrap_or(if spec.due_at_ms.is_some() {
+            1
+        } else {
+            intents::DEFAULT_FIRE_BUDGET
+        });
+        if !(1..=100).contains(&budget) {
+            return Err(MemoryError::InvalidInput(format!(
+                "the fire budget must be 1..100, got {budget}"
+            )));
+        }
+        let cooldown = spec.cooldown_ms.unwrap_or(intents::DEFAULT_COOLDOWN_MS);
+        let expires_in = spec.expires_in_ms.unwrap_or(intents::DEFAULT_EXPIRY_MS);
+        if !(0..=365 * 86_400_000).contains(&cooldown)
+            || !(1..=3_650 * 86_400_000).contains(&expires_in)
+        {
+            return Err(MemoryError::InvalidInput(
+                "the cool-down must be 0..365 days and the expiry 1 ms..3650 days".into(),
+            ));
+        }
+        if triggers.is_empty() && spec.due_at_ms.is_none() {
+            return self.keep_wish(&text, context);
+        }
+        let intent = Intent {
+            id: 0,
+            text,
+            triggers,
+            due_at: spec.due_at_ms,
+            channel: spec.channel.clone().filter(|c| !c.is_empty()),
+            sender: spec.sender.clone().filter(|s| !s.is_empty()),
+            created_at: context.now_ms,
+            expires_at: spec
+                .due_at_ms
+                .unwrap_or(context.now_ms)
+                .saturating_add(expires_in),
+            fire_budget: budget,
+            fires: 0,
+            cooldown_ms: cooldown,
+            last_fired_at: None,
+            cancelled: false,
+        };
+        let id = self
+            .ledger
+            .create_intent(&intent, context.session_id.as_deref())
+            .map_err(MemoryError::from)?;
+        let intent = Intent { id, ..intent };
+        self.intents_loaded()?.push(intent.clone());
+        let state = intents::state_at(&intent, context.now_ms);
+        Ok(CreateResult {
+            intent: Some(IntentView { intent, state }),
+            wish: None,
+        })
+    }
+
+    /// A wish with neither triggers nor a due time: kept in Markdown, where a
+    /// person (and search) can see it, with a review date. `memory/wishes.md`
+    /// is undated, so wishes never decay out of reach.
+    fn keep_wish(&mut self, text: &str, context: &TurnContext) -> Result<CreateResult> {
+        let review = Date::from_ms(context.now_ms + WISH_REVIEW_DAYS * 86_400_000);
+        let line = format!(
+            "{} <!-- review: {review} -->",
+            entry_line(&format!("Wish: {text}"), &[], None)
+        );
+        let path = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
+        let entry = NewEntry {
+            segment: Segment {
+                text_hash: entry_hash(&indexed_text(&line)),
+                source_class: SourceClass::Owner,
+                session_kind: context.session_kind.unwrap_or(SessionKind::Interactive),
+                session_id: context.session_id.clone(),
+                observed_at: context.now_ms,
+                supersedes_key: None,
+                written_by: "note",
+            },
+            line,
+        };
+        let (lines, _) = self.append_entries(&path, vec![entry], context.now_ms)?;
+        Ok(CreateResult {
+            intent: None,
+            wish: lines.first().map(|l| format!("{path}#L{l}-L{l}")),
+        })
+    }
+
+    /// See the WIT `intents.list`: every intent with its state at `now`.
+    pub fn list_intents(&mut self, now_ms: i64) -> Result<Vec<IntentView>> {
+        Ok(self
+            .intents_loaded()?
+            .iter()
+            .map(|i| IntentView {
+                intent: i.clone(),
+                state: intents::state_at(i, now_ms),
+            })
+            .collect())
+    }
+
+    /// See the WIT `intents.cancel`.
+    pub fn cancel_intent(&mut self, id: i64, context: &TurnContext) -> Result<IntentView> {
+        owner_only(context, "cancel")?;
+        if !self.ledger.cancel_intent(id).map_err(MemoryError::from)? {
+            return Err(MemoryError::NotFound(format!("no intent {id}")));
+        }
+        let intent = self
+            .intents_loaded()?
+            .iter_mut()
+            .find(|i| i.id == id)
+            .map(|i| {
+                i.cancelled = true;
+                i.clone()
+            });
+        let intent = intent.ok_or_else(|| MemoryError::NotFound(format!("no intent {id}")))?;
+        Ok(IntentView {
+            state: State::Cancelled,
+            intent,
+        })
+    }
+
+    /// See the WIT `intents.due`: time-based intents due at `at_ms`, each
+    /// spending one fire (the host's scheduler delivers them).
+    pub fn due_intents(&mut self, at_ms: i64) -> Result<Vec<IntentView>> {
+        let due: Vec<Intent> = self
+            .intents_loaded()?
+            .iter()
+            .filter(|i| i.due_at.is_some() && intents::state_at(i, at_ms) == State::Armed)
+            .cloned()
+            .collect();
+        self.fire(&due.iter().map(|i| i.id).collect::<Vec<_>>(), at_ms)?;
+        let loaded = self.intents_loaded()?;
+        Ok(due
+            .iter()
+            .filter_map(|d| loaded.iter().find(|i| i.id == d.id))
+            .map(|i| IntentView {
+                intent: i.clone(),
+                state: intents::state_at(i, at_ms),
+            })
+            .collect())
+    }
+
+    /// The event-based intents a turn injects; each spends one fire.
+    pub(super) fn intents_for_turn(
+        &mut self,
+        message_words: &[String],
+        context: &TurnContext,
+    ) -> Result<Vec<Intent>> {
+        let now = context.now_ms;
+        let loaded = self.intents_loaded()?;
+        let chosen = intents::select(
+            loaded,
+            message_words,
+            context.channel.as_deref(),
+            context.sender.as_deref(),
+            now,
+            |i| intent_block(i).chars().count(),
+        );
+        let picked: Vec<Intent> = chosen.iter().map(|&i| loaded[i].clone()).collect();
+        self.fire(&picked.iter().map(|i| i.id).collect::<Vec<_>>(), now)?;
+        Ok(picked)
+    }
+
+    fn fire(&mut self, ids: &[i64], now_ms: i64) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.ledger
+            .record_fires(ids, now_ms)
+            .map_err(MemoryError::from)?;
+        for intent in self
+            .intents_loaded()?
+            .iter_mut()
+            .filter(|i| ids.contains(&i.id))
+        {
+            intent.fires += 1;
+            intent.last_fired_at = Some(now_ms);
+        }
+        Ok(())
+    }
+}
+
+/// The hidden block of one fired intent.
+pub(super) fn intent_block(intent: &Intent) -> String {
+    crate::framing::context_block(
+        "intent",
+        &format!("intent:{}", intent.id),
+        SourceClass::Owner,
+        &intent.text,
+    )
+}
