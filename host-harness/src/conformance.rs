@@ -131,6 +131,9 @@ pub struct Step {
     pub soft_threshold_tokens: Option<u32>,
     #[serde(default)]
     pub timeout_ms: Option<u32>,
+    /// `escalate`: whether transcripts may be searched (default false).
+    #[serde(default)]
+    pub remember_across_conversations: Option<bool>,
     /// `inject`: the incoming message.
     #[serde(default)]
     pub message: Option<String>,
@@ -517,6 +520,20 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                 None => session.now_ms,
             };
             Some(session.host.due(at).map(|l| json::intents(&l)))
+        }
+        "escalate" => {
+            let request = wit_inject::EscalateRequest {
+                message: step.message.clone().context("escalate needs `message`")?,
+                context: step_context(session, step)?,
+                timeout_ms: step.timeout_ms,
+                remember_across_conversations: step.remember_across_conversations.unwrap_or(false),
+            };
+            Some(
+                session
+                    .host
+                    .escalate(&request)
+                    .map(|r| json::escalation(&r)),
+            )
         }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
         "read_file" => {

@@ -121,27 +121,58 @@ impl openclaw::memory::model::Host for HostState {
         &mut self,
         request: openclaw::memory::model::CompletionRequest,
     ) -> Result<openclaw::memory::model::Completion, openclaw::memory::model::ModelError> {
+        use crate::model::{ChatMessage, ToolCall, ToolSpec};
         use openclaw::memory::model::{Completion, ModelError, Role};
         let messages = request
             .messages
             .into_iter()
-            .map(|m| {
-                let role = match m.role {
+            .map(|m| ChatMessage {
+                role: match m.role {
                     Role::System => "system",
                     Role::User => "user",
                     Role::Assistant => "assistant",
                     Role::Tool => "tool",
-                };
-                (role.to_string(), m.content)
+                }
+                .to_string(),
+                content: m.content,
+                tool_call_id: m.tool_call_id,
+                tool_calls: m
+                    .tool_calls
+                    .into_iter()
+                    .map(|t| ToolCall {
+                        id: t.id,
+                        name: t.name,
+                        arguments: t.arguments,
+                    })
+                    .collect(),
             })
             .collect();
-        match self
-            .model
-            .complete(messages, request.max_output_tokens, request.timeout_ms)
-        {
-            Ok(text) => Ok(Completion {
-                text,
-                tool_calls: Vec::new(),
+        let tools = request
+            .tools
+            .into_iter()
+            .map(|t| ToolSpec {
+                name: t.name,
+                description: t.description,
+                parameters_schema: t.parameters_schema,
+            })
+            .collect();
+        match self.model.complete(
+            messages,
+            tools,
+            request.max_output_tokens,
+            request.timeout_ms,
+        ) {
+            Ok(reply) => Ok(Completion {
+                text: reply.text,
+                tool_calls: reply
+                    .tool_calls
+                    .into_iter()
+                    .map(|t| openclaw::memory::model::ToolCall {
+                        id: t.id,
+                        name: t.name,
+                        arguments: t.arguments,
+                    })
+                    .collect(),
             }),
             Err(ModelFailure::Unavailable(m)) => Err(ModelError::Unavailable(m)),
             Err(ModelFailure::Timeout(m)) => Err(ModelError::Timeout(m)),
@@ -437,6 +468,13 @@ impl MemoryHost {
 
     pub fn due(&mut self, at_ms: i64) -> Result<Vec<wit_intents::Intent>, CallError> {
         self.call(|store, b, m| b.openclaw_memory_intents().call_due(store, m, at_ms))
+    }
+
+    pub fn escalate(
+        &mut self,
+        request: &wit_inject::EscalateRequest,
+    ) -> Result<wit_inject::Escalation, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_inject().call_escalate(store, m, request))
     }
 
     /// Model-import calls made by the component so far (all instances).

@@ -154,14 +154,24 @@ pub fn write_report(r: &wit_write::WriteReport) -> Value {
     })
 }
 
+pub fn escalation(e: &wit_inject::Escalation) -> Value {
+    json!({
+        "block": e.block.as_ref().map(context_block),
+        "answer": e.answer,
+        "outcome": e.outcome,
+        "detail": e.detail,
+        "from_cache": e.from_cache,
+        "tool_calls": e.tool_calls,
+    })
+}
+
+fn context_block(b: &wit_inject::ContextBlock) -> Value {
+    json!({"kind": b.kind, "text": b.text, "sources": b.sources, "score": round(b.score)})
+}
+
 pub fn inject_result(r: &wit_inject::InjectResult) -> Value {
     json!({
-        "blocks": r.blocks.iter().map(|b| json!({
-            "kind": b.kind,
-            "text": b.text,
-            "sources": b.sources,
-            "score": round(b.score),
-        })).collect::<Vec<_>>(),
+        "blocks": r.blocks.iter().map(context_block).collect::<Vec<_>>(),
         "recall_intent": r.recall_intent,
         "escalate": r.escalate,
         "escalation_reason": r.escalation_reason,

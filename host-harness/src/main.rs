@@ -174,6 +174,10 @@ enum Command {
         /// escalate (default), always or off.
         #[arg(long, default_value = "escalate")]
         mode: String,
+        /// Let lane 2 search and read session transcripts
+        /// (rememberAcrossConversations).
+        #[arg(long)]
+        across_conversations: bool,
     },
     /// Standing intents: create, list, cancel (as the owner at this terminal).
     Intent {
@@ -407,6 +411,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             session_kind,
             project,
             mode,
+            across_conversations,
         } => {
             let mut state = open(&g)?;
             state.sync_all(false, |_| {}).map_err(call_error)?;
@@ -417,13 +422,31 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             context.session_kind = Some(parse_session_kind(&session_kind)?);
             context.active_projects = project;
             let request = wit_inject::InjectRequest {
-                message,
+                message: message.clone(),
                 mode: memory_harness::conformance::parse_mode(&mode)?,
-                context,
+                context: context.clone(),
             };
-            let result = state.host.inject(&request).map_err(call_error)?;
+            let mut result = state.host.inject(&request).map_err(call_error)?;
+            let mut escalation = None;
+            if result.escalate {
+                let run = state
+                    .host
+                    .escalate(&wit_inject::EscalateRequest {
+                        message,
+                        context,
+                        timeout_ms: None,
+                        remember_across_conversations: across_conversations,
+                    })
+                    .map_err(call_error)?;
+                result.blocks.extend(run.block.clone());
+                escalation = Some(run);
+            }
             if g.json {
-                println!("{}", json::inject_result(&result));
+                let mut out = json::inject_result(&result);
+                out["escalation"] = escalation
+                    .as_ref()
+                    .map_or(serde_json::Value::Null, json::escalation);
+                println!("{out}");
             } else {
                 for block in &result.blocks {
                     println!("{}  (score {:.2})", block.text, block.score);
@@ -435,6 +458,14 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     "escalate: {} — {}",
                     result.escalate, result.escalation_reason
                 );
+                if let Some(run) = &escalation {
+                    let detail = run
+                        .detail
+                        .as_ref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default();
+                    println!("lane 2: {}{detail}", run.outcome);
+                }
             }
             Ok(0)
         }

@@ -33,16 +33,60 @@ pub enum ModelFailure {
     Failed(String),
 }
 
-/// One chat message: role (`system`, `user`, …) and text.
-pub type ChatMessage = (String, String);
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    pub content: String,
+    /// For `tool` messages: the call answered.
+    pub tool_call_id: Option<String>,
+    /// For `assistant` messages: the calls the model made.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: &str) -> ChatMessage {
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+            tool_call_id: None,
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// JSON text of the arguments object.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema text.
+    pub parameters_schema: String,
+}
+
+/// A model's answer: text, tool calls, or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+}
 
 trait Backend: Send + Sync {
     fn complete(
         &self,
         messages: &[ChatMessage],
+        tools: &[ToolSpec],
         max_tokens: u32,
         timeout: Duration,
-    ) -> Result<String, ModelFailure>;
+    ) -> Result<Reply, ModelFailure>;
 }
 
 /// A model behind the host's deadline.
@@ -89,9 +133,10 @@ impl ModelLender {
     pub fn complete(
         &self,
         messages: Vec<ChatMessage>,
+        tools: Vec<ToolSpec>,
         max_tokens: u32,
         timeout_ms: u32,
-    ) -> Result<String, ModelFailure> {
+    ) -> Result<Reply, ModelFailure> {
         self.calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(backend) = self.backend.clone() else {
@@ -102,7 +147,7 @@ impl ModelLender {
         let timeout = Duration::from_millis(timeout_ms.max(1) as u64).min(self.cap);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(backend.complete(&messages, max_tokens, timeout));
+            let _ = tx.send(backend.complete(&messages, &tools, max_tokens, timeout));
         });
         match rx.recv_timeout(timeout) {
             Ok(answer) => answer,
@@ -114,13 +159,16 @@ impl ModelLender {
     }
 }
 
-/// One scripted reply: `{"text": "..."}`, `{"error": "timeout"|"failed"|"unavailable", "message": "..."}`,
+/// One scripted reply: `{"text": "..."}`, `{"tool_calls": [{"name": "...", "arguments": {...}}]}`
+/// (with or without text), or `{"error": "timeout"|"failed"|"unavailable", "message": "..."}`;
 /// optionally with `"delay_ms": N` before it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedReply {
     #[serde(default)]
     pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<Value>>,
     #[serde(default)]
     pub error: Option<String>,
     #[serde(default)]
@@ -146,9 +194,9 @@ impl Scripted {
             let reply: ScriptedReply = serde_json::from_str(line).with_context(|| {
                 format!("{} line {}: not a scripted reply", path.display(), n + 1)
             })?;
-            if reply.text.is_some() == reply.error.is_some() {
+            if (reply.text.is_some() || reply.tool_calls.is_some()) == reply.error.is_some() {
                 bail!(
-                    "{} line {}: give exactly one of `text` and `error`",
+                    "{} line {}: give `text` and/or `tool_calls`, or `error`",
                     path.display(),
                     n + 1
                 );
@@ -162,7 +210,13 @@ impl Scripted {
 }
 
 impl Backend for Scripted {
-    fn complete(&self, _: &[ChatMessage], _: u32, _: Duration) -> Result<String, ModelFailure> {
+    fn complete(
+        &self,
+        _: &[ChatMessage],
+        _: &[ToolSpec],
+        _: u32,
+        _: Duration,
+    ) -> Result<Reply, ModelFailure> {
         let next = self
             .replies
             .lock()
@@ -180,11 +234,29 @@ impl Backend for Scripted {
             .message
             .clone()
             .unwrap_or_else(|| "scripted failure".into());
-        match (reply.text, reply.error.as_deref()) {
-            (Some(text), _) => Ok(text),
-            (None, Some("timeout")) => Err(ModelFailure::Timeout(message)),
-            (None, Some("unavailable")) => Err(ModelFailure::Unavailable(message)),
-            (None, _) => Err(ModelFailure::Failed(message)),
+        match reply.error.as_deref() {
+            None => Ok(Reply {
+                text: reply.text.unwrap_or_default(),
+                tool_calls: reply
+                    .tool_calls
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, call)| ToolCall {
+                        id: call["id"]
+                            .as_str()
+                            .map_or_else(|| format!("call-{i}"), str::to_string),
+                        name: call["name"].as_str().unwrap_or_default().to_string(),
+                        arguments: match &call["arguments"] {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                    })
+                    .collect(),
+            }),
+            Some("timeout") => Err(ModelFailure::Timeout(message)),
+            Some("unavailable") => Err(ModelFailure::Unavailable(message)),
+            Some(_) => Err(ModelFailure::Failed(message)),
         }
     }
 }
@@ -293,23 +365,48 @@ impl Backend for OpenAi {
     fn complete(
         &self,
         messages: &[ChatMessage],
+        tools: &[ToolSpec],
         max_tokens: u32,
         timeout: Duration,
-    ) -> Result<String, ModelFailure> {
-        let body = json!({
-            "model": self.model,
-            "messages": messages.iter().map(|(role, content)| json!({"role": role, "content": content})).collect::<Vec<_>>(),
-            "max_tokens": max_tokens,
-            "stream": false,
-        })
-        .to_string();
-        let (status, payload) = self.post(&body, timeout).map_err(|e| match e.kind() {
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                ModelFailure::Timeout(e.to_string())
-            }
-            std::io::ErrorKind::ConnectionRefused => ModelFailure::Unavailable(e.to_string()),
-            _ => ModelFailure::Failed(e.to_string()),
-        })?;
+    ) -> Result<Reply, ModelFailure> {
+        let messages: Vec<Value> = messages
+            .iter()
+            .map(|m| {
+                let mut v = json!({"role": m.role, "content": m.content});
+                if let Some(id) = &m.tool_call_id {
+                    v["tool_call_id"] = json!(id);
+                }
+                if !m.tool_calls.is_empty() {
+                    v["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                }
+                v
+            })
+            .collect();
+        let mut body = json!({"model": self.model, "messages": messages, "max_tokens": max_tokens, "stream": false});
+        if !tools.is_empty() {
+            body["tools"] = tools
+                .iter()
+                .map(|t| {
+                    let schema: Value = serde_json::from_str(&t.parameters_schema).unwrap_or(json!({"type": "object"}));
+                    json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": schema}})
+                })
+                .collect();
+        }
+        let (status, payload) =
+            self.post(&body.to_string(), timeout)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                        ModelFailure::Timeout(e.to_string())
+                    }
+                    std::io::ErrorKind::ConnectionRefused => {
+                        ModelFailure::Unavailable(e.to_string())
+                    }
+                    _ => ModelFailure::Failed(e.to_string()),
+                })?;
         if status != 200 {
             return Err(ModelFailure::Failed(format!(
                 "HTTP {status}: {}",
@@ -318,12 +415,39 @@ impl Backend for OpenAi {
         }
         let value: Value = serde_json::from_str(&payload)
             .map_err(|e| ModelFailure::Failed(format!("not JSON: {e}")))?;
-        value["choices"][0]["message"]["content"]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| {
-                ModelFailure::Failed("no choices[0].message.content in the answer".into())
+        let message = &value["choices"][0]["message"];
+        let tool_calls: Vec<ToolCall> = message["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c["id"].as_str().unwrap_or_default().to_string(),
+                        name: c["function"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        arguments: c["function"]["arguments"]
+                            .as_str()
+                            .unwrap_or("{}")
+                            .to_string(),
+                    })
+                    .collect()
             })
+            .unwrap_or_default();
+        match message["content"].as_str() {
+            Some(text) => Ok(Reply {
+                text: text.to_string(),
+                tool_calls,
+            }),
+            None if !tool_calls.is_empty() => Ok(Reply {
+                text: String::new(),
+                tool_calls,
+            }),
+            None => Err(ModelFailure::Failed(
+                "no choices[0].message.content in the answer".into(),
+            )),
+        }
     }
 }
 
@@ -372,9 +496,9 @@ mod tests {
             Duration::ZERO,
         );
         let reply = lender(url)
-            .complete(vec![("user".into(), "hi".into())], 64, 5_000)
+            .complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 5_000)
             .unwrap();
-        assert_eq!(reply, "- a fact");
+        assert_eq!(reply.text, "- a fact");
         let seen = request.recv().unwrap();
         assert!(
             seen.starts_with("POST /v1/chat/completions HTTP/1.1"),
@@ -388,7 +512,7 @@ mod tests {
         let (url, _) = fake_server("HTTP/1.1 200 OK\r\n\r\n{}", Duration::from_secs(3));
         let started = std::time::Instant::now();
         let error = lender(url)
-            .complete(vec![("user".into(), "hi".into())], 64, 200)
+            .complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 200)
             .unwrap_err();
         assert!(matches!(error, ModelFailure::Timeout(_)), "{error:?}");
         assert!(started.elapsed() < Duration::from_secs(2));
@@ -401,12 +525,12 @@ mod tests {
             Duration::ZERO,
         );
         assert!(matches!(
-            lender(url).complete(vec![], 8, 2_000),
+            lender(url).complete(vec![], Vec::new(), 8, 2_000),
             Err(ModelFailure::Failed(_))
         ));
         let (url, _) = fake_server("HTTP/1.1 200 OK\r\n\r\nnot json", Duration::ZERO);
         assert!(matches!(
-            lender(url).complete(vec![], 8, 2_000),
+            lender(url).complete(vec![], Vec::new(), 8, 2_000),
             Err(ModelFailure::Failed(_))
         ));
         assert!(ModelLender::new(
@@ -421,27 +545,58 @@ mod tests {
     }
 
     #[test]
+    fn tool_calls_go_out_and_come_back() {
+        let (url, request) = fake_server(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n\
+             {\"choices\":[{\"message\":{\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\
+             \"function\":{\"name\":\"memory_search\",\"arguments\":\"{\\\"query\\\":\\\"x\\\"}\"}}]}}]}",
+            Duration::ZERO,
+        );
+        let tools = vec![ToolSpec {
+            name: "memory_search".into(),
+            description: "search".into(),
+            parameters_schema: r#"{"type":"object"}"#.into(),
+        }];
+        let reply = lender(url)
+            .complete(vec![ChatMessage::new("user", "hi")], tools, 64, 5_000)
+            .unwrap();
+        assert_eq!(
+            reply.tool_calls,
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "memory_search".into(),
+                arguments: r#"{"query":"x"}"#.into()
+            }]
+        );
+        let seen = request.recv().unwrap();
+        assert!(seen.contains("\"tools\":[{\"function\""), "{seen}");
+    }
+
+    #[test]
     fn scripted_replies_come_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("script.jsonl");
         std::fs::write(&path, "{\"text\":\"NO_REPLY\"}\n{\"error\":\"timeout\"}\n{\"delay_ms\":500,\"text\":\"late\"}\n").unwrap();
         let lender =
             ModelLender::new(&ModelChoice::Scripted(path), Duration::from_secs(10)).unwrap();
-        assert_eq!(lender.complete(vec![], 8, 1_000).unwrap(), "NO_REPLY");
+        assert_eq!(
+            lender.complete(vec![], Vec::new(), 8, 1_000).unwrap().text,
+            "NO_REPLY"
+        );
         assert!(matches!(
-            lender.complete(vec![], 8, 1_000),
+            lender.complete(vec![], Vec::new(), 8, 1_000),
             Err(ModelFailure::Timeout(_))
         ));
         assert!(
             matches!(
-                lender.complete(vec![], 8, 100),
+                lender.complete(vec![], Vec::new(), 8, 100),
                 Err(ModelFailure::Timeout(_))
             ),
             "the host deadline cuts the delay"
         );
         assert!(
             matches!(
-                lender.complete(vec![], 8, 100),
+                lender.complete(vec![], Vec::new(), 8, 100),
                 Err(ModelFailure::Failed(_))
             ),
             "the script is exhausted"

@@ -55,31 +55,66 @@ impl Embedder for HostEmbedder {
 struct HostModel;
 
 impl crate::model::Model for HostModel {
-    fn complete(&self, request: &crate::model::CompletionRequest) -> Result<String, String> {
+    fn complete(
+        &self,
+        request: &crate::model::CompletionRequest,
+    ) -> Result<crate::model::Completion, crate::model::ModelFailure> {
+        use crate::model::{ModelFailure, Role};
         let messages = request
             .messages
             .iter()
-            .map(|(role, content)| host_model::Message {
-                role: match role {
-                    crate::model::Role::System => host_model::Role::System,
-                    crate::model::Role::User => host_model::Role::User,
+            .map(|m| host_model::Message {
+                role: match m.role {
+                    Role::System => host_model::Role::System,
+                    Role::User => host_model::Role::User,
+                    Role::Assistant => host_model::Role::Assistant,
+                    Role::Tool => host_model::Role::Tool,
                 },
-                content: content.clone(),
-                tool_call_id: None,
+                content: m.content.clone(),
+                tool_call_id: m.tool_call_id.clone(),
+                tool_calls: m
+                    .tool_calls
+                    .iter()
+                    .map(|t| host_model::ToolCall {
+                        id: t.id.clone(),
+                        name: t.name.clone(),
+                        arguments: t.arguments.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| host_model::ToolDefinition {
+                name: t.name.to_string(),
+                description: t.description.to_string(),
+                parameters_schema: t.parameters_schema.to_string(),
             })
             .collect();
         let answer = host_model::complete(&host_model::CompletionRequest {
             purpose: request.purpose.to_string(),
             messages,
-            tools: Vec::new(),
+            tools,
             max_output_tokens: request.max_output_tokens,
             timeout_ms: request.timeout_ms,
         });
         match answer {
-            Ok(completion) => Ok(completion.text),
-            Err(host_model::ModelError::Unavailable(m)) => Err(format!("no model: {m}")),
-            Err(host_model::ModelError::Timeout(m)) => Err(format!("the model timed out: {m}")),
-            Err(host_model::ModelError::Failed(m)) => Err(format!("the model failed: {m}")),
+            Ok(c) => Ok(crate::model::Completion {
+                text: c.text,
+                tool_calls: c
+                    .tool_calls
+                    .into_iter()
+                    .map(|t| crate::model::ToolCall {
+                        id: t.id,
+                        name: t.name,
+                        arguments: t.arguments,
+                    })
+                    .collect(),
+            }),
+            Err(host_model::ModelError::Unavailable(m)) => Err(ModelFailure::Unavailable(m)),
+            Err(host_model::ModelError::Timeout(m)) => Err(ModelFailure::Timeout(m)),
+            Err(host_model::ModelError::Failed(m)) => Err(ModelFailure::Failed(m)),
         }
     }
 }
@@ -403,6 +438,31 @@ impl wit_write::Guest for Component {
 }
 
 impl wit_inject::Guest for Component {
+    fn escalate(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_inject::EscalateRequest,
+    ) -> Result<wit_inject::Escalation, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .escalate(&crate::memory::EscalateRequest {
+                message: request.message,
+                context: turn_context(request.context),
+                timeout_ms: request.timeout_ms,
+                remember_across_conversations: request.remember_across_conversations,
+            })
+            .map_err(to_wit_error)?;
+        Ok(wit_inject::Escalation {
+            block: r.block.map(context_block),
+            answer: r.answer,
+            outcome: r.outcome.to_string(),
+            detail: r.detail,
+            from_cache: r.from_cache,
+            tool_calls: r.tool_calls,
+        })
+    }
+
     fn trigger_inject(
         store: wit_store::MemoryBorrow<'_>,
         request: wit_inject::InjectRequest,
@@ -423,20 +483,20 @@ impl wit_inject::Guest for Component {
             })
             .map_err(to_wit_error)?;
         Ok(wit_inject::InjectResult {
-            blocks: r
-                .blocks
-                .into_iter()
-                .map(|b| wit_inject::ContextBlock {
-                    kind: b.kind.to_string(),
-                    text: b.text,
-                    sources: b.sources,
-                    score: b.score,
-                })
-                .collect(),
+            blocks: r.blocks.into_iter().map(context_block).collect(),
             recall_intent: r.recall_intent,
             escalate: r.escalate,
             escalation_reason: r.escalation_reason,
         })
+    }
+}
+
+fn context_block(b: crate::memory::ContextBlock) -> wit_inject::ContextBlock {
+    wit_inject::ContextBlock {
+        kind: b.kind.to_string(),
+        text: b.text,
+        sources: b.sources,
+        score: b.score,
     }
 }
 

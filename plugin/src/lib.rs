@@ -21,6 +21,7 @@ pub mod memory;
 pub mod model;
 pub mod provenance;
 pub mod rank;
+pub mod recall_agent;
 pub mod recall_intent;
 pub mod sqlite;
 pub mod text;

@@ -22,9 +22,11 @@ use crate::text;
 use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
 
+mod escalation;
 mod inject;
 mod standing;
 mod writing;
+pub use escalation::{EscalateRequest, Escalation};
 pub use inject::{ContextBlock, InjectRequest, InjectResult};
 pub use standing::{CreateResult, IntentSpec, IntentView};
 use std::collections::{HashMap, HashSet};
@@ -100,6 +102,9 @@ pub struct Memory {
     /// Set when the index was (re)created and holds nothing yet.
     needs_full_sync: bool,
     vectors: Option<VectorTable>,
+    /// Lane 2's recent answers and circuit breaker (per instance).
+    answer_cache: crate::recall_agent::AnswerCache,
+    breaker: crate::recall_agent::Breaker,
     /// Standing intents, loaded from the ledger on first use.
     intents: Option<Vec<crate::intents::Intent>>,
     /// Curated entries with triggers, by index revision (lane 1).
@@ -147,6 +152,8 @@ impl Memory {
             vectors: None,
             trigger_candidates: None,
             intents: None,
+            answer_cache: Default::default(),
+            breaker: Default::default(),
         })
     }
 

@@ -2,7 +2,7 @@
 //! compiled into triggers or a due time stays in Markdown with a review date),
 //! list, cancel, what is due, and the intents a turn injects.
 
-use super::writing::{entry_line, indexed_text, one_line, NewEntry};
+use super::writing::{entry_line, fold, indexed_text, one_line, NewEntry};
 use super::{entry_hash, Memory};
 use crate::api::{SessionKind, SourceClass, TurnContext};
 use crate::error::{MemoryError, Result};
@@ -65,7 +65,8 @@ impl Memory {
         context: &TurnContext,
     ) -> Result<CreateResult> {
         owner_only(context, "create")?;
-        let text = one_line(&spec.text);
+        // Intents are not Markdown: fold to one line, no comment escaping.
+        let text = fold(&spec.text);
         if text.is_empty() {
             return Err(MemoryError::InvalidInput(
                 "the intent's text is empty".into(),
@@ -107,7 +108,7 @@ impl Memory {
             ));
         }
         if triggers.is_empty() && spec.due_at_ms.is_none() {
-            return self.keep_wish(&text, context);
+            return self.keep_wish(&one_line(&text), context);
         }
         let intent = Intent {
             id: 0,
@@ -127,6 +128,14 @@ impl Memory {
             last_fired_at: None,
             cancelled: false,
         };
+        if intent_block(&intent).chars().count() > intents::INTENT_BUDGET_CHARS {
+            return Err(MemoryError::TooLarge(format!(
+                "this intent's block would exceed the {}-character budget of a turn, so it could never fire",
+                intents::INTENT_BUDGET_CHARS
+            )));
+        }
+        // Load the list before inserting, so the new row is not counted twice.
+        self.intents_loaded()?;
         let id = self
             .ledger
             .create_intent(&intent, context.session_id.as_deref())
@@ -162,10 +171,27 @@ impl Memory {
             },
             line,
         };
+        let hash = entry.segment.text_hash.clone();
         let (lines, _) = self.append_entries(&path, vec![entry], context.now_ms)?;
+        // A wish already kept is not written twice; point at where it is.
+        let line = match lines.first() {
+            Some(line) => *line,
+            None => {
+                let text = self
+                    .workspace
+                    .read(&path, crate::workspace::MAX_INDEXED_BYTES)?
+                    .text;
+                crate::markdown::parse(&text)
+                    .entries
+                    .iter()
+                    .find(|e| entry_hash(&e.text) == hash)
+                    .map(|e| e.start_line)
+                    .ok_or_else(|| MemoryError::Internal("the kept wish was not found".into()))?
+            }
+        };
         Ok(CreateResult {
             intent: None,
-            wish: lines.first().map(|l| format!("{path}#L{l}-L{l}")),
+            wish: Some(format!("{path}#L{line}-L{line}")),
         })
     }
 

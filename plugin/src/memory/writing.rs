@@ -242,26 +242,24 @@ impl Memory {
         let completion = crate::model::CompletionRequest {
             purpose: "flush",
             messages: vec![
-                (
-                    crate::model::Role::System,
-                    crate::flush::SYSTEM_PROMPT.to_string(),
-                ),
-                (
+                crate::model::Message::new(crate::model::Role::System, crate::flush::SYSTEM_PROMPT),
+                crate::model::Message::new(
                     crate::model::Role::User,
                     crate::flush::prompt(&today, &conversation),
                 ),
             ],
+            tools: Vec::new(),
             max_output_tokens: 1_024,
             timeout_ms: request.timeout_ms.unwrap_or(20_000),
         };
         let reply = match self.model.complete(&completion) {
-            Ok(reply) => reply,
+            Ok(completion) => completion.text,
             Err(error) => {
                 return Ok(FlushReport {
                     due: true,
                     reason: "the model gave no answer; nothing was written".into(),
                     written: None,
-                    model_error: Some(error),
+                    model_error: Some(error.to_string()),
                 })
             }
         };
@@ -728,7 +726,7 @@ pub(super) fn one_line(text: &str) -> String {
 }
 
 /// Control characters and runs of whitespace become single spaces.
-fn fold(text: &str) -> String {
+pub(super) fn fold(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
