@@ -2,6 +2,7 @@
 //! the configuration, embedders, CLI plumbing and conformance runner around it.
 //! It holds no memory logic: every decision is the component's.
 
+pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod conformance;

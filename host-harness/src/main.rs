@@ -200,6 +200,19 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Time lane 1 (trigger injection and intents) per message on a
+    /// deterministic synthetic workspace, through the sandbox; prints JSON.
+    BenchLane1 {
+        /// Curated entries with triggers in MEMORY.md.
+        #[arg(long, default_value_t = 1_000)]
+        entries: usize,
+        /// Armed standing intents.
+        #[arg(long, default_value_t = 1_000)]
+        intents: usize,
+        /// Messages to time.
+        #[arg(long, default_value_t = 500)]
+        messages: usize,
+    },
     /// Run the conformance scenarios under DIR.
     Conformance {
         dir: PathBuf,
@@ -260,6 +273,24 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(if failed == 0 { 0 } else { 1 })
         }
         Command::Demo { dir } => demo(&g, dir),
+        Command::BenchLane1 {
+            entries,
+            intents,
+            messages,
+        } => {
+            let dir = tempfile::tempdir()?;
+            memory_harness::bench::write_lane1_workspace(dir.path(), entries)?;
+            let mut g = g.clone();
+            g.workspace = Some(dir.path().to_path_buf());
+            g.now = g.now.or(Some("2026-12-02".into()));
+            g.embedder = g.embedder.or(Some("none".into()));
+            let mut session = open(&g)?;
+            session.sync_all(false, |_| {}).map_err(call_error)?;
+            let mut figures = memory_harness::bench::lane1(&mut session, intents, messages)?;
+            figures["entries"] = serde_json::json!(entries);
+            println!("{figures}");
+            Ok(0)
+        }
         Command::Index { force } => {
             let mut session = open(&g)?;
             let progress = !g.json && std::io::stderr().is_terminal();

@@ -141,3 +141,28 @@ fn a_bad_configuration_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_lane1_benchmark_runs_and_reports_figures() {
+    let out = harness()
+        .args([
+            "bench-lane1",
+            "--entries",
+            "20",
+            "--intents",
+            "10",
+            "--messages",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["benchmark"], "lane1-inject");
+    assert_eq!(figures["messages"], 5);
+    assert!(figures["median_ms"].as_f64().unwrap() > 0.0);
+}
