@@ -10,4 +10,5 @@ pub mod embed;
 pub mod host;
 pub mod json;
 pub mod model;
+pub mod project;
 pub mod session;

@@ -58,6 +58,10 @@ struct Global {
     /// Compile the component afresh instead of using the compiled cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// The git repository the turn runs in: its project key (the normalised
+    /// origin remote, else the root path) becomes the active project.
+    #[arg(long, global = true)]
+    repo: Option<PathBuf>,
     /// Language model: none (default), scripted:FILE, or openai (see [model] in the configuration).
     #[arg(long, global = true)]
     model: Option<String>,
@@ -451,7 +455,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             context.sender = sender;
             context.sender_is_owner = owner;
             context.session_kind = Some(parse_session_kind(&session_kind)?);
-            context.active_projects = project;
+            context.active_projects.extend(project);
             let request = wit_inject::InjectRequest {
                 message: message.clone(),
                 mode: memory_harness::conformance::parse_mode(&mode)?,
@@ -711,7 +715,11 @@ fn open(g: &Global) -> anyhow::Result<Session> {
         Some(text) => parse_now(text)?,
         None => system_now_ms(),
     };
-    Session::open(&resolved, now)
+    let mut session = Session::open(&resolved, now)?;
+    if let Some(repo) = &g.repo {
+        session.project = memory_harness::project::project_key(repo)?;
+    }
+    Ok(session)
 }
 
 /// `--source` is shorthand for the origin of a note typed at this terminal

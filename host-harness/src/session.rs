@@ -13,6 +13,8 @@ const SYNC_BATCH_FILES: u32 = 200;
 pub struct Session {
     pub host: MemoryHost,
     pub now_ms: i64,
+    /// The project key of the repository the turn runs in (`--repo`).
+    pub project: Option<String>,
     _lock: WorkspaceLock,
 }
 
@@ -31,6 +33,7 @@ impl Session {
         Ok(Session {
             host,
             now_ms,
+            project: None,
             _lock: lock,
         })
     }
@@ -44,7 +47,7 @@ impl Session {
             channel: Some("cli".into()),
             sender: None,
             sender_is_owner: true,
-            active_projects: Vec::new(),
+            active_projects: self.project.iter().cloned().collect(),
         }
     }
 

@@ -166,3 +166,43 @@ fn the_lane1_benchmark_runs_and_reports_figures() {
     assert_eq!(figures["messages"], 5);
     assert!(figures["median_ms"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn repo_makes_its_project_active_for_the_turn() {
+    let ws = workspace();
+    std::fs::write(
+        ws.path().join("MEMORY.md"),
+        "- Use make fast. <!-- trigger: build workaround --> <!-- project: github.com/acme/api -->\n",
+    )
+    .unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    std::fs::write(
+        repo.path().join(".git/config"),
+        "[remote \"origin\"]\n\turl = git@github.com:acme/api.git\n",
+    )
+    .unwrap();
+    let inject = |extra: &[&std::ffi::OsStr]| -> Value {
+        let out = harness()
+            .arg("--workspace")
+            .arg(ws.path())
+            .args(["--embedder", "none", "--json"])
+            .args(extra)
+            .args(["inject", "build workaround please", "--owner"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        inject(&[]).get("blocks").unwrap().as_array().unwrap().len(),
+        0,
+        "outside the repository: not injected"
+    );
+    let inside = inject(&["--repo".as_ref(), repo.path().as_os_str()]);
+    assert_eq!(inside["blocks"][0]["sources"][0], "MEMORY.md#L1-L1");
+}
