@@ -73,6 +73,7 @@ pub fn lane1(session: &mut Session, intents: usize, messages: usize) -> anyhow::
             expires_in_ms: None,
             fire_budget: None,
             cooldown_ms: None,
+            semantic: false,
         };
         session
             .host

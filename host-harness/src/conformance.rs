@@ -253,6 +253,8 @@ pub struct IntentStep {
     pub fire_budget: Option<u32>,
     #[serde(default)]
     pub cooldown_ms: Option<i64>,
+    #[serde(default)]
+    pub semantic: bool,
 }
 
 /// Runs every scenario under `root` whose path contains `filter`.
@@ -486,6 +488,7 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                 expires_in_ms: spec.expires_in_ms,
                 fire_budget: spec.fire_budget,
                 cooldown_ms: spec.cooldown_ms,
+                semantic: spec.semantic,
             };
             let context = step_context(session, step)?;
             Some(

@@ -200,6 +200,7 @@ pub fn intent(i: &wit_intents::Intent) -> Value {
         "expires_at_ms": i.expires_at_ms,
         "last_fired_at_ms": i.last_fired_at_ms,
         "cooldown_ms": i.cooldown_ms,
+        "semantic": i.semantic,
     })
 }
 

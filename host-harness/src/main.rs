@@ -248,6 +248,9 @@ enum IntentAction {
         cooldown_hours: Option<u32>,
         #[arg(long)]
         expires_days: Option<u32>,
+        /// Also match by meaning (needs an embedder).
+        #[arg(long)]
+        semantic: bool,
     },
     /// Every intent with its state now.
     List,
@@ -363,6 +366,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     budget,
                     cooldown_hours,
                     expires_days,
+                    semantic,
                 } => {
                     let spec = wit_intents::IntentSpec {
                         text,
@@ -373,6 +377,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                         expires_in_ms: expires_days.map(|d| d as i64 * 86_400_000),
                         fire_budget: budget,
                         cooldown_ms: cooldown_hours.map(|h| h as i64 * 3_600_000),
+                        semantic,
                     };
                     let result = state
                         .host

@@ -522,6 +522,7 @@ fn intent_view(v: crate::memory::IntentView) -> wit_intents::Intent {
         expires_at_ms: v.intent.expires_at,
         last_fired_at_ms: v.intent.last_fired_at,
         cooldown_ms: v.intent.cooldown_ms,
+        semantic: v.intent.trigger_vector.is_some(),
     }
 }
 
@@ -545,6 +546,7 @@ impl wit_intents::Guest for Component {
                     expires_in_ms: spec.expires_in_ms,
                     fire_budget: spec.fire_budget,
                     cooldown_ms: spec.cooldown_ms,
+                    semantic: spec.semantic,
                 },
                 &turn_context(context),
             )

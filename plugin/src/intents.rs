@@ -11,6 +11,8 @@ pub const DEFAULT_FIRE_BUDGET: u32 = 3;
 pub const DEFAULT_EXPIRY_MS: i64 = 90 * 86_400_000;
 pub const MAX_INTENTS_PER_TURN: usize = 3;
 pub const INTENT_BUDGET_CHARS: usize = 1_200;
+/// Cosine similarity at which a message matches a semantic intent's triggers.
+pub const SEMANTIC_MATCH: f32 = 0.75;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
@@ -65,6 +67,9 @@ pub struct Intent {
     pub cooldown_ms: i64,
     pub last_fired_at: Option<i64>,
     pub cancelled: bool,
+    /// The embedding of the triggers (embedder label, vector), for intents
+    /// that also match by meaning.
+    pub trigger_vector: Option<(String, Vec<f32>)>,
 }
 
 /// The intent's state at `now`. The clock may go backwards: an intent fired
@@ -90,33 +95,37 @@ pub fn state_at(intent: &Intent, now: i64) -> State {
     }
 }
 
-/// Whether a message matches an event-based intent: every word of at least
-/// one trigger entry is in the message (stemmed), and the turn is in scope.
+/// Whether the turn is in the intent's channel and sender scope.
+pub fn in_scope(intent: &Intent, channel: Option<&str>, sender: Option<&str>) -> bool {
+    !intent
+        .channel
+        .as_deref()
+        .is_some_and(|c| Some(c) != channel)
+        && !intent.sender.as_deref().is_some_and(|s| Some(s) != sender)
+}
+
+/// Whether a message matches an event-based intent: the turn is in scope and
+/// every word of at least one trigger entry is in the message (stemmed).
 pub fn matches(
     intent: &Intent,
     message_words: &[String],
     channel: Option<&str>,
     sender: Option<&str>,
 ) -> bool {
-    if intent
-        .channel
-        .as_deref()
-        .is_some_and(|c| Some(c) != channel)
-    {
-        return false;
-    }
-    if intent.sender.as_deref().is_some_and(|s| Some(s) != sender) {
-        return false;
-    }
+    in_scope(intent, channel, sender) && lexical_match(intent, message_words)
+}
+
+fn lexical_match(intent: &Intent, message_words: &[String]) -> bool {
     intent.triggers.iter().any(|t| {
         let need = words(t);
         !need.is_empty() && need.iter().all(|w| message_words.contains(w))
     })
 }
 
-/// Which intents a turn injects, in creation order: armed, matching, in
-/// scope, at most three within the character budget (`size` gives each
-/// intent's block size). Intents that match but do not fit are left armed.
+/// Which intents a turn injects, in creation order: armed, in scope,
+/// matching by words (or, for semantic intents, by `semantic`), at most three
+/// within the character budget (`size` gives each intent's block size).
+/// Intents that match but do not fit are left armed.
 pub fn select(
     intents: &[Intent],
     message_words: &[String],
@@ -124,6 +133,7 @@ pub fn select(
     sender: Option<&str>,
     now: i64,
     size: impl Fn(&Intent) -> usize,
+    semantic: impl Fn(&Intent) -> bool,
 ) -> Vec<usize> {
     let mut chosen = Vec::new();
     let mut used = 0;
@@ -134,7 +144,9 @@ pub fn select(
         if intent.due_at.is_some() || state_at(intent, now) != State::Armed {
             continue;
         }
-        if !matches(intent, message_words, channel, sender) {
+        if !in_scope(intent, channel, sender)
+            || !(lexical_match(intent, message_words) || semantic(intent))
+        {
             continue;
         }
         let n = size(intent);
@@ -166,6 +178,7 @@ mod tests {
             cooldown_ms: DEFAULT_COOLDOWN_MS,
             last_fired_at: None,
             cancelled: false,
+            trigger_vector: None,
         }
     }
 
@@ -227,12 +240,36 @@ mod tests {
             })
             .collect();
         let words = words("release");
-        assert_eq!(select(&all, &words, None, None, 0, |_| 100), vec![0, 1, 2]);
+        assert_eq!(
+            select(&all, &words, None, None, 0, |_| 100, |_| false),
+            vec![0, 1, 2]
+        );
         // The second is too big for what is left; the third still fits.
         let sizes = [500, 800, 600, 100, 100];
         assert_eq!(
-            select(&all, &words, None, None, 0, |i| sizes[i.id as usize]),
+            select(
+                &all,
+                &words,
+                None,
+                None,
+                0,
+                |i| sizes[i.id as usize],
+                |_| false
+            ),
             vec![0, 2, 3]
         );
+    }
+
+    #[test]
+    fn semantic_matches_still_need_the_scope() {
+        let mut scoped = intent(&["release"]);
+        scoped.channel = Some("slack".into());
+        let all = vec![scoped, intent(&["deploy"])];
+        let unrelated = words("the quarterly numbers");
+        assert_eq!(
+            select(&all, &unrelated, Some("cli"), None, 0, |_| 10, |_| true),
+            vec![1]
+        );
+        assert!(select(&all, &unrelated, Some("cli"), None, 0, |_| 10, |_| false).is_empty());
     }
 }

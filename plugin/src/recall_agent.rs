@@ -81,7 +81,10 @@ pub struct Breaker {
 impl Breaker {
     /// When the breaker is open: until when.
     pub fn open_until(&self, now_ms: i64) -> Option<i64> {
-        self.open_until.filter(|until| now_ms < *until)
+        // A clock that went backwards never keeps it open longer than the
+        // cool-down.
+        self.open_until
+            .filter(|until| now_ms < *until && *until - now_ms <= BREAKER_COOL_DOWN_MS)
     }
 
     pub fn record_timeout(&mut self, now_ms: i64) {

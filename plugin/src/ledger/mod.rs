@@ -98,6 +98,13 @@ impl Ledger {
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;",
         )?;
         conn.execute_batch(SCHEMA)?;
+        // Ledgers are never rebuilt: columns added later are migrated in.
+        let columns = conn.query("SELECT name FROM pragma_table_info('intents')", &[], |r| {
+            Ok(r.get_text(0))
+        })?;
+        if !columns.iter().any(|c| c == "trigger_vector") {
+            conn.execute_batch("ALTER TABLE intents ADD COLUMN trigger_model TEXT; ALTER TABLE intents ADD COLUMN trigger_vector BLOB;")?;
+        }
         conn.query_row("SELECT count(*) FROM segments", &[], |_| Ok(()))?;
         Ok(conn)
     }
@@ -338,9 +345,14 @@ impl Ledger {
     }
 
     pub fn create_intent(&self, intent: &Intent, session_id: Option<&str>) -> Result<i64, DbError> {
+        let vector = intent
+            .trigger_vector
+            .as_ref()
+            .map(|(_, v)| crate::embedding::encode(v));
         self.conn.execute(
             "INSERT INTO intents (text, triggers, due_at, channel, sender, created_at, expires_at, fire_budget, \
-             cooldown_ms, session_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             cooldown_ms, session_id, trigger_model, trigger_vector) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             &[
                 Value::Text(&intent.text),
                 Value::Text(&serde_json::to_string(&intent.triggers).unwrap_or_else(|_| "[]".into())),
@@ -352,6 +364,8 @@ impl Ledger {
                 Value::Integer(intent.fire_budget as i64),
                 Value::Integer(intent.cooldown_ms),
                 session_id.map_or(Value::Null, Value::Text),
+                intent.trigger_vector.as_ref().map_or(Value::Null, |(label, _)| Value::Text(label)),
+                vector.as_deref().map_or(Value::Null, Value::Blob),
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -361,7 +375,7 @@ impl Ledger {
     pub fn intents(&self) -> Result<Vec<Intent>, DbError> {
         self.conn.query(
             "SELECT id, text, triggers, due_at, channel, sender, created_at, expires_at, fire_budget, fires, \
-             cooldown_ms, last_fired_at, cancelled FROM intents ORDER BY id",
+             cooldown_ms, last_fired_at, cancelled, trigger_model, trigger_vector FROM intents ORDER BY id",
             &[],
             |r| {
                 Ok(Intent {
@@ -378,6 +392,9 @@ impl Ledger {
                     cooldown_ms: r.get_i64(10),
                     last_fired_at: r.get_opt_i64(11),
                     cancelled: r.get_i64(12) != 0,
+                    trigger_vector: r
+                        .get_opt_text(13)
+                        .map(|label| (label, crate::embedding::decode(&r.get_blob(14)))),
                 })
             },
         )

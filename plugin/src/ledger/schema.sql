@@ -74,5 +74,7 @@ CREATE TABLE IF NOT EXISTS intents (
   cooldown_ms   INTEGER NOT NULL,
   last_fired_at INTEGER,
   cancelled     INTEGER NOT NULL DEFAULT 0,
-  session_id    TEXT
+  session_id    TEXT,
+  trigger_model  TEXT,                       -- embedder of trigger_vector
+  trigger_vector BLOB                        -- semantic intents only
 );

@@ -33,23 +33,35 @@ pub struct Escalation {
 }
 
 impl Escalation {
-    fn without(outcome: &'static str, detail: impl Into<String>) -> Escalation {
+    fn without(outcome: &'static str, detail: impl Into<String>, tool_calls: u32) -> Escalation {
         Escalation {
             block: None,
             answer: None,
             outcome,
             detail: Some(detail.into()),
             from_cache: false,
-            tool_calls: 0,
+            tool_calls,
         }
     }
+}
+
+/// Tool calls run per model turn; more in one turn are answered with an error.
+const MAX_TOOL_CALLS_PER_TURN: usize = 4;
+
+/// Cache key: the message, and whether transcripts could be read — an answer
+/// drawn from transcripts must never reach a turn that may not see them.
+fn cache_key(request: &EscalateRequest) -> String {
+    format!(
+        "{}|{}",
+        request.remember_across_conversations, request.message
+    )
 }
 
 impl Memory {
     /// See the WIT `inject.escalate`. Never raises for a model problem.
     pub fn escalate(&mut self, request: &EscalateRequest) -> Result<Escalation> {
         let now = request.context.now_ms;
-        if let Some(answer) = self.answer_cache.get(&request.message, now) {
+        if let Some(answer) = self.answer_cache.get(&cache_key(request), now) {
             let mut result = self.escalation_result(answer, 0);
             result.from_cache = true;
             return Ok(result);
@@ -61,6 +73,7 @@ impl Memory {
                     "the recall sub-agent timed out {} times in a row; off until {until}",
                     recall_agent::TIMEOUTS_TO_OPEN
                 ),
+                0,
             ));
         }
         let budget = request
@@ -79,6 +92,7 @@ impl Memory {
                 return Ok(Escalation::without(
                     "timeout",
                     "the sub-agent ran out of time",
+                    tool_calls,
                 ));
             }
             let completion = self.model.complete(&CompletionRequest {
@@ -90,17 +104,22 @@ impl Memory {
             });
             let completion = match completion {
                 Ok(c) => c,
-                Err(ModelFailure::Unavailable(m)) => return Ok(Escalation::without("no-model", m)),
+                Err(ModelFailure::Unavailable(m)) => {
+                    return Ok(Escalation::without("no-model", m, tool_calls))
+                }
                 Err(ModelFailure::Timeout(m)) => {
                     self.breaker.record_timeout(now);
-                    return Ok(Escalation::without("timeout", m));
+                    return Ok(Escalation::without("timeout", m, tool_calls));
                 }
-                Err(ModelFailure::Failed(m)) => return Ok(Escalation::without("failed", m)),
+                Err(ModelFailure::Failed(m)) => {
+                    return Ok(Escalation::without("failed", m, tool_calls))
+                }
             };
             if completion.tool_calls.is_empty() {
                 self.breaker.record_answer();
                 let answer = read_answer(&completion.text);
-                self.answer_cache.put(&request.message, now, answer.clone());
+                self.answer_cache
+                    .put(&cache_key(request), now, answer.clone());
                 return Ok(self.escalation_result(answer, tool_calls));
             }
             messages.push(Message {
@@ -109,9 +128,15 @@ impl Memory {
                 tool_call_id: None,
                 tool_calls: completion.tool_calls.clone(),
             });
-            for call in completion.tool_calls.iter().take(4) {
+            // Every call gets a reply (chat APIs require it); only the first
+            // few are run.
+            for (n, call) in completion.tool_calls.iter().enumerate() {
                 tool_calls += 1;
-                let output = self.run_tool(call, request);
+                let output = if n < MAX_TOOL_CALLS_PER_TURN {
+                    self.run_tool(call, request)
+                } else {
+                    format!("error: at most {MAX_TOOL_CALLS_PER_TURN} tool calls are run per turn")
+                };
                 messages.push(Message {
                     role: Role::Tool,
                     content: output,
@@ -124,6 +149,7 @@ impl Memory {
         Ok(Escalation::without(
             "none",
             "the sub-agent did not finish within its turns",
+            tool_calls,
         ))
     }
 

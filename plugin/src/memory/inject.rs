@@ -146,7 +146,7 @@ impl Memory {
         }
         let strong_lane1 = !blocks.is_empty();
         for intent in self
-            .intents_for_turn(&words, &request.context)
+            .intents_for_turn(message, &words, &request.context)
             .map_err(Failure::Memory)?
         {
             blocks.push(ContextBlock {

@@ -25,6 +25,9 @@ pub struct IntentSpec {
     pub expires_in_ms: Option<i64>,
     pub fire_budget: Option<u32>,
     pub cooldown_ms: Option<i64>,
+    /// Also match by meaning: the triggers are embedded now, and a message
+    /// whose vector is within cosine 0.75 of theirs matches.
+    pub semantic: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +130,7 @@ impl Memory {
             cooldown_ms: cooldown,
             last_fired_at: None,
             cancelled: false,
+            trigger_vector: None,
         };
         if intent_block(&intent).chars().count() > intents::INTENT_BUDGET_CHARS {
             return Err(MemoryError::TooLarge(format!(
@@ -134,6 +138,32 @@ impl Memory {
                 intents::INTENT_BUDGET_CHARS
             )));
         }
+        let intent = if spec.semantic {
+            let info = self.embedder.describe().ok_or_else(|| {
+                MemoryError::InvalidInput(
+                    "semantic matching needs an embedder; none is configured".into(),
+                )
+            })?;
+            if intent.triggers.is_empty() {
+                return Err(MemoryError::InvalidInput(
+                    "semantic matching needs trigger entries".into(),
+                ));
+            }
+            let mut v = crate::embedding::embed_checked(
+                self.embedder.as_ref(),
+                &info,
+                &[intent.triggers.join("; ")],
+            )
+            .map_err(|e| {
+                MemoryError::InvalidInput(format!("the triggers could not be embedded: {e}"))
+            })?;
+            Intent {
+                trigger_vector: Some((info.label(), v.remove(0))),
+                ..intent
+            }
+        } else {
+            intent
+        };
         // Load the list before inserting, so the new row is not counted twice.
         self.intents_loaded()?;
         let id = self
@@ -252,10 +282,33 @@ impl Memory {
     /// The event-based intents a turn injects; each spends one fire.
     pub(super) fn intents_for_turn(
         &mut self,
+        message: &str,
         message_words: &[String],
         context: &TurnContext,
     ) -> Result<Vec<Intent>> {
         let now = context.now_ms;
+        // Semantic intents need the message's vector: embed it once, only
+        // when an armed intent of the current embedder asks for it.
+        let info = self.embedder.describe();
+        let wants_vector = info.as_ref().is_some_and(|info| {
+            let label = info.label();
+            self.intents.as_ref().is_some_and(|all| {
+                all.iter().any(|i| {
+                    i.trigger_vector.as_ref().is_some_and(|(l, _)| *l == label)
+                        && intents::state_at(i, now) == State::Armed
+                })
+            })
+        });
+        let message_vector = match (&info, wants_vector) {
+            (Some(info), true) => crate::embedding::embed_checked(
+                self.embedder.as_ref(),
+                info,
+                &[message.to_string()],
+            )
+            .ok()
+            .map(|mut v| (info.label(), v.remove(0))),
+            _ => None,
+        };
         let loaded = self.intents_loaded()?;
         let chosen = intents::select(
             loaded,
@@ -264,6 +317,15 @@ impl Memory {
             context.sender.as_deref(),
             now,
             |i| intent_block(i).chars().count(),
+            |i| {
+                let (Some((label, message)), Some((intent_label, v))) =
+                    (&message_vector, &i.trigger_vector)
+                else {
+                    return false;
+                };
+                label == intent_label
+                    && crate::embedding::dot(message, v) >= intents::SEMANTIC_MATCH
+            },
         );
         let picked: Vec<Intent> = chosen.iter().map(|&i| loaded[i].clone()).collect();
         self.fire(&picked.iter().map(|i| i.id).collect::<Vec<_>>(), now)?;
