@@ -97,11 +97,8 @@ pub fn state_at(intent: &Intent, now: i64) -> State {
 
 /// Whether the turn is in the intent's channel and sender scope.
 pub fn in_scope(intent: &Intent, channel: Option<&str>, sender: Option<&str>) -> bool {
-    !intent
-        .channel
-        .as_deref()
-        .is_some_and(|c| Some(c) != channel)
-        && !intent.sender.as_deref().is_some_and(|s| Some(s) != sender)
+    intent.channel.as_deref().is_none_or(|c| Some(c) == channel)
+        && intent.sender.as_deref().is_none_or(|s| Some(s) == sender)
 }
 
 /// Whether a message matches an event-based intent: the turn is in scope and
