@@ -225,20 +225,17 @@ impl Index {
 
     /// Drops and recreates every index table (the embedding cache stays).
     pub fn recreate(&self) -> Result<(), DbError> {
-        let mut sql = String::from("BEGIN;");
-        for table in INDEX_TABLES {
-            sql.push_str(&format!("DROP TABLE IF EXISTS {table};"));
-        }
-        sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
-        sql.push_str("COMMIT;");
-        if let Err(error) = self.conn.execute_batch(&sql) {
-            let _ = self.conn.execute_batch("ROLLBACK");
-            return Err(error);
-        }
-        self.set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
-        self.set_meta("tokenizer", self.tokenizer.as_str())?;
-        self.set_meta("revision", "0")?;
-        Ok(())
+        self.conn.transaction(|| {
+            let mut sql = String::new();
+            for table in INDEX_TABLES {
+                sql.push_str(&format!("DROP TABLE IF EXISTS {table};"));
+            }
+            sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
+            self.conn.execute_batch(&sql)?;
+            self.set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
+            self.set_meta("tokenizer", self.tokenizer.as_str())?;
+            self.set_meta("revision", "0")
+        })
     }
 
     /// Closes the connection, deletes the index file and creates a new one.
@@ -454,17 +451,7 @@ impl Index {
     }
 
     pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match f() {
-            Ok(value) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(value)
-            }
-            Err(error) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(error)
-            }
-        }
+        self.conn.transaction(f)
     }
 
     /// Cached vectors for the given content hashes under this embedder.

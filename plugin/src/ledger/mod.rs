@@ -423,17 +423,7 @@ impl Ledger {
     }
 
     fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match f() {
-            Ok(value) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(value)
-            }
-            Err(error) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(error)
-            }
-        }
+        self.conn.transaction(f)
     }
 }
 

@@ -227,6 +227,22 @@ impl Connection {
         }
     }
 
+    /// Runs `f` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it
+    /// fails: all of its writes or none.
+    pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        self.execute_batch("BEGIN IMMEDIATE")?;
+        match f() {
+            Ok(value) => {
+                self.execute_batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = self.execute_batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
     pub fn last_insert_rowid(&self) -> i64 {
         unsafe { ffi::sqlite3_last_insert_rowid(self.db.as_ptr()) }
     }
