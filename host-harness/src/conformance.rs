@@ -367,7 +367,7 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                 query: step.query.clone().context("search needs `query`")?,
                 max_results: step.max_results,
                 min_score: step.min_score,
-                context: session.context(),
+                context: step_context(session, step)?,
             };
             Some(
                 session

@@ -103,6 +103,7 @@ pub fn search_hit(h: &wit_recall::SearchHit) -> Value {
             "relevance": round(h.parts.relevance),
             "recency": round(h.parts.recency),
             "importance": round(h.parts.importance),
+            "project": round(h.parts.project),
         },
     })
 }

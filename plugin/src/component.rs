@@ -253,6 +253,7 @@ impl wit_recall::Guest for Component {
                         relevance: h.parts.relevance,
                         recency: h.parts.recency,
                         importance: h.parts.importance,
+                        project: h.parts.project,
                     },
                     snippet: h.snippet,
                     heading: h.heading,

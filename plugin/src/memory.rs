@@ -107,6 +107,8 @@ pub struct Memory {
     breaker: crate::recall_agent::Breaker,
     /// Standing intents, loaded from the ledger on first use.
     intents: Option<Vec<crate::intents::Intent>>,
+    /// Curated entries tagged with a project, by index revision (lane 1).
+    project_rows: Option<(u64, Vec<crate::index::TriggerRow>)>,
     /// Curated entries with triggers, by index revision (lane 1).
     trigger_candidates: Option<(u64, Vec<inject::TriggerCandidate>)>,
 }
@@ -151,6 +153,7 @@ impl Memory {
             rebuild_note,
             vectors: None,
             trigger_candidates: None,
+            project_rows: None,
             intents: None,
             answer_cache: Default::default(),
             breaker: Default::default(),
@@ -591,6 +594,7 @@ impl Memory {
                 coverage,
                 age_days,
                 importance: row.importance,
+                project: rank::project_multiplier(&row.projects, &request.context.active_projects),
                 words,
             });
             rows.insert(id, row);

@@ -6,7 +6,9 @@
 //!   text = ½·(BM25 ÷ best BM25) + ½·(share of query words present), lifted by
 //!   the best-matching surrounding window of a daily note (neighbouring lines);
 //! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
-//! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset.
+//! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
+//! - project = 1.15 for entries tagged with an active project, 0.85 for
+//!   entries tagged only with other projects, 1 for untagged entries.
 //!
 //! The `min-score` gate applies to relevance, before recency: decay reorders
 //! results but never hides an old entry that clearly answers the query.
@@ -17,7 +19,7 @@ use std::collections::HashSet;
 /// How much a matching surrounding window can lift an entry's text score.
 const WINDOW_CONTEXT_WEIGHT: f32 = 0.15;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Candidate {
     pub id: i64,
     /// BM25 of the entry itself (higher is better), when the lexical leg found it.
@@ -31,8 +33,27 @@ pub struct Candidate {
     /// Age in days of a dated daily note; `None` for evergreen files.
     pub age_days: Option<f64>,
     pub importance: Option<u8>,
+    /// The project multiplier (see `project_multiplier`); 1 when neutral.
+    pub project: f32,
     /// Stemmed content words, for near-duplicate detection.
     pub words: HashSet<String>,
+}
+
+impl Default for Candidate {
+    /// A candidate found by no leg yet, with neutral multipliers.
+    fn default() -> Candidate {
+        Candidate {
+            id: 0,
+            bm25: None,
+            window_bm25: None,
+            vector: None,
+            coverage: 0.0,
+            age_days: None,
+            importance: None,
+            project: 1.0,
+            words: HashSet::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +74,7 @@ pub struct ScoreParts {
     pub relevance: f32,
     pub recency: f32,
     pub importance: f32,
+    pub project: f32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +88,21 @@ pub fn importance_multiplier(importance: Option<u8>) -> f32 {
     match importance {
         Some(i @ 1..=10) => 0.80 + (i - 1) as f32 * 0.05,
         _ => 1.0,
+    }
+}
+
+/// Boost for an entry of an active project; mild demotion for an entry of
+/// other projects only; untagged entries are neutral.
+pub const ACTIVE_PROJECT_BOOST: f32 = 1.15;
+pub const OTHER_PROJECT_DEMOTION: f32 = 0.85;
+
+pub fn project_multiplier(entry_projects: &[String], active: &[String]) -> f32 {
+    if entry_projects.is_empty() {
+        1.0
+    } else if entry_projects.iter().any(|k| active.contains(k)) {
+        ACTIVE_PROJECT_BOOST
+    } else {
+        OTHER_PROJECT_DEMOTION
     }
 }
 
@@ -105,14 +142,16 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
             }
             let recency = recency_multiplier(c.age_days, settings.half_life_days);
             let importance = importance_multiplier(c.importance);
+            let project = c.project;
             let parts = ScoreParts {
                 text,
                 vector,
                 relevance,
                 recency,
                 importance,
+                project,
             };
-            let score = relevance * recency * importance;
+            let score = relevance * recency * importance * project;
             Some((
                 Ranked {
                     id: c.id,
@@ -248,6 +287,33 @@ mod tests {
             .map(|r| r.id)
             .collect();
         assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn projects_boost_demote_or_stay_neutral() {
+        let active = vec!["github.com/a/api".to_string()];
+        assert_eq!(project_multiplier(&[], &active), 1.0);
+        assert_eq!(
+            project_multiplier(&["github.com/a/api".into()], &active),
+            ACTIVE_PROJECT_BOOST
+        );
+        assert_eq!(
+            project_multiplier(&["github.com/b/web".into()], &active),
+            OTHER_PROJECT_DEMOTION
+        );
+        assert_eq!(
+            project_multiplier(&["github.com/b/web".into()], &[]),
+            OTHER_PROJECT_DEMOTION
+        );
+        let mut ours = lexical(1, 5.0, 1.0);
+        ours.project = ACTIVE_PROJECT_BOOST;
+        let mut theirs = lexical(2, 5.0, 1.0);
+        theirs.project = OTHER_PROJECT_DEMOTION;
+        let ids: Vec<i64> = rank(vec![theirs, ours], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [1, 2]);
     }
 
     #[test]

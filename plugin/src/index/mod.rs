@@ -91,6 +91,8 @@ pub struct ChunkRow {
     pub file_date: Option<String>,
     pub provenance: Option<Provenance>,
     pub importance: Option<u8>,
+    /// Project keys the entry is tagged with.
+    pub projects: Vec<String>,
 }
 
 /// A curated, trusted entry with triggers (a lane-1 candidate).
@@ -606,6 +608,32 @@ impl Index {
         )
     }
 
+    /// Curated, trusted entries tagged with a project, in file order (the
+    /// per-turn project-memory block).
+    pub fn project_rows(&self) -> Result<Vec<TriggerRow>, DbError> {
+        self.conn.query(
+            "SELECT c.path, c.start_line, c.end_line, c.text, p.origin_class, r.project_keys \
+             FROM recall_meta r JOIN chunks c ON c.id = r.chunk_id \
+             JOIN sources s ON s.path = c.path JOIN provenance p ON p.chunk_id = c.id \
+             WHERE r.project_keys IS NOT NULL AND s.tier = 'curated' AND c.path = 'MEMORY.md' \
+               AND p.origin_class IN ('owner', 'agent') AND p.file_class IN ('owner', 'agent') \
+             ORDER BY c.start_line",
+            &[],
+            |r| {
+                Ok(TriggerRow {
+                    path: r.get_text(0),
+                    start_line: r.get_i64(1) as u32,
+                    end_line: r.get_i64(2) as u32,
+                    text: r.get_text(3),
+                    class: SourceClass::parse(&r.get_text(4)).unwrap_or(SourceClass::Untrusted),
+                    triggers: Vec::new(),
+                    projects: serde_json::from_str(&r.get_text(5)).unwrap_or_default(),
+                    vector: None,
+                })
+            },
+        )
+    }
+
     /// The chunks with these ids, in one query (ids that no longer exist are
     /// left out).
     pub fn chunks(&self, ids: &[i64]) -> Result<Vec<ChunkRow>, DbError> {
@@ -613,7 +641,7 @@ impl Index {
         self.conn.query(
             "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
                     p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance, \
-                    p.file_class, p.promotable, p.session_id \
+                    p.file_class, p.promotable, p.session_id, r.project_keys \
              FROM chunks c JOIN sources s ON s.path = c.path \
              LEFT JOIN provenance p ON p.chunk_id = c.id \
              LEFT JOIN recall_meta r ON r.chunk_id = c.id \
@@ -648,6 +676,10 @@ impl Index {
                     file_date: r.get_opt_text(6),
                     provenance,
                     importance: r.get_opt_i64(12).and_then(|i| u8::try_from(i).ok()),
+                    projects: r
+                        .get_opt_text(16)
+                        .and_then(|p| serde_json::from_str(&p).ok())
+                        .unwrap_or_default(),
                 })
             },
         )

@@ -11,6 +11,10 @@ use crate::index::TriggerRow;
 use crate::recall_intent::{self, EscalationMode};
 use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
 
+/// The project-memory block's own budget, and what one entry may take of it.
+const PROJECT_BLOCK_CHARS: usize = 1_000;
+const PROJECT_ENTRY_CHARS: usize = 300;
+
 /// Longest message lane 1 reads; the rest is ignored for matching.
 const MAX_MESSAGE_CHARS: usize = 16_000;
 
@@ -145,6 +149,9 @@ impl Memory {
             });
         }
         let strong_lane1 = !blocks.is_empty();
+        if let Some(block) = self.project_block(&request.context.active_projects)? {
+            blocks.push(block);
+        }
         for intent in self
             .intents_for_turn(message, &words, &request.context)
             .map_err(Failure::Memory)?
@@ -164,6 +171,57 @@ impl Memory {
             escalate,
             escalation_reason: reason.to_string(),
         })
+    }
+
+    /// The project-memory block: the curated entries of the active
+    /// repositories (`USER.md` is never project-scoped), in file order, within
+    /// its own budget. `None` outside any repository.
+    fn project_block(&mut self, active: &[String]) -> Attempt<Option<ContextBlock>> {
+        if active.is_empty() {
+            return Ok(None);
+        }
+        let revision = self.index.revision()?;
+        if self
+            .project_rows
+            .as_ref()
+            .is_none_or(|(r, _)| *r != revision)
+        {
+            self.project_rows = Some((revision, self.index.project_rows()?));
+        }
+        let rows = &self.project_rows.as_ref().expect("loaded above").1;
+        let mut lines = Vec::new();
+        let mut sources = Vec::new();
+        let mut used = 0;
+        let mut class = SourceClass::Owner;
+        for row in rows
+            .iter()
+            .filter(|r| r.projects.iter().any(|k| active.contains(k)))
+        {
+            let line = crate::text::truncate_chars(&row.text, PROJECT_ENTRY_CHARS)
+                .0
+                .to_string();
+            let size = line.chars().count() + 1;
+            if used + size > PROJECT_BLOCK_CHARS {
+                continue;
+            }
+            used += size;
+            class = crate::provenance::lowest(class, row.class);
+            lines.push(line);
+            sources.push(format!(
+                "{}#L{}-L{}",
+                row.path, row.start_line, row.end_line
+            ));
+        }
+        if lines.is_empty() {
+            return Ok(None);
+        }
+        let text = framing::context_block("project", &active.join(" "), class, &lines.join("\n"));
+        Ok(Some(ContextBlock {
+            kind: "project",
+            text,
+            sources,
+            score: 1.0,
+        }))
     }
 
     /// The curated, trusted entries with triggers, cached per index revision.

@@ -141,7 +141,8 @@ impl Memory {
             }
         }
         let class = classify(request.origin, request.context.sender_is_owner);
-        let line = entry_line(&text, &request.triggers, request.importance);
+        let mut line = entry_line(&text, &request.triggers, request.importance);
+        line.push_str(&project_tag(&request.context).unwrap_or_default());
         let entry = NewEntry {
             segment: Segment {
                 text_hash: entry_hash(&indexed_text(&line)),
@@ -293,7 +294,8 @@ impl Memory {
             .map(|note| one_line(&note))
             .filter(|note| !note.is_empty())
             .map(|note| {
-                let line = entry_line(&note, &[], None);
+                let line = entry_line(&note, &[], None)
+                    + &project_tag(&request.context).unwrap_or_default();
                 NewEntry {
                     segment: Segment {
                         text_hash: entry_hash(&indexed_text(&line)),
@@ -391,7 +393,10 @@ impl Memory {
                 Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
                 None => message.role.as_str().to_string(),
             };
-            let line = format!("- {who}: {text}");
+            let line = format!(
+                "- {who}: {text}{}",
+                project_tag(&request.context).unwrap_or_default()
+            );
             entries.push(NewEntry {
                 segment: Segment {
                     text_hash: entry_hash(&indexed_text(&line)),
@@ -735,6 +740,23 @@ pub(super) fn fold(text: &str) -> String {
         .join(" ")
 }
 
+/// The project annotation of a write made inside a repository: only the
+/// current key (the first active one), with semicolons escaped so one key can
+/// never become two.
+pub(super) fn project_tag(context: &TurnContext) -> Option<String> {
+    let key = one_line(context.active_projects.first()?);
+    let mut escaped = String::new();
+    let mut previous = ' ';
+    for c in key.chars() {
+        if c == ';' && previous != '\\' {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+        previous = c;
+    }
+    (!escaped.is_empty()).then(|| format!(" <!-- project: {escaped} -->"))
+}
+
 /// The Markdown line of an entry with its annotations.
 pub(super) fn entry_line(text: &str, triggers: &[String], importance: Option<u8>) -> String {
     let mut line = format!("- {text}");
@@ -780,6 +802,28 @@ mod tests {
         let line = entry_line(&text, &[], None);
         let parsed = markdown::parse(&line);
         assert_eq!(parsed.entries[0].annotations.importance, None);
+    }
+
+    #[test]
+    fn writes_in_a_repository_carry_only_the_current_key() {
+        let context = TurnContext {
+            active_projects: vec!["github.com/a/api".into(), "github.com/b/web".into()],
+            ..TurnContext::default()
+        };
+        assert_eq!(
+            project_tag(&context).as_deref(),
+            Some(" <!-- project: github.com/a/api -->")
+        );
+        let odd = TurnContext {
+            active_projects: vec!["/src/x;y".into()],
+            ..TurnContext::default()
+        };
+        let line = format!("- a{}", project_tag(&odd).unwrap());
+        assert_eq!(
+            markdown::parse(&line).entries[0].annotations.projects,
+            ["/src/x;y"]
+        );
+        assert_eq!(project_tag(&TurnContext::default()), None);
     }
 
     #[test]
