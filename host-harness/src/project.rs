@@ -59,6 +59,31 @@ fn resolve(dir: &Path) -> anyhow::Result<Option<String>> {
     Ok(Some(escape_key(&key)))
 }
 
+/// A session's active projects: at most four keys, most recent first.
+/// Preparing a repository moves its key to the front and evicts the least
+/// recently used beyond four. Ephemeral: never persisted, so a new session or
+/// process starts empty; a sub-agent starts its own (empty) set; leaving a
+/// repository clears nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActiveProjects {
+    keys: Vec<String>,
+}
+
+impl ActiveProjects {
+    pub const CAPACITY: usize = 4;
+
+    pub fn prepare(&mut self, key: &str) {
+        self.keys.retain(|k| k != key);
+        self.keys.insert(0, key.to_string());
+        self.keys.truncate(Self::CAPACITY);
+    }
+
+    /// Most recent first: the first is the current key writes are tagged with.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+}
+
 /// The `url` of `[remote "origin"]` in a git config file.
 pub fn origin_url(config: &str) -> Option<String> {
     let mut in_origin = false;
@@ -129,6 +154,20 @@ mod tests {
             normalise_remote("git@github.com:fork/api.git"),
             "github.com/acme/api"
         );
+    }
+
+    #[test]
+    fn the_active_set_keeps_four_most_recent_first() {
+        let mut active = ActiveProjects::default();
+        for key in ["a", "b", "c", "d"] {
+            active.prepare(key);
+        }
+        assert_eq!(active.keys(), ["d", "c", "b", "a"]);
+        active.prepare("b");
+        assert_eq!(active.keys(), ["b", "d", "c", "a"], "preparing moves to the front");
+        active.prepare("e");
+        assert_eq!(active.keys(), ["e", "b", "d", "c"], "the least recently used is evicted at the fifth");
+        assert_eq!(ActiveProjects::default().keys(), [] as [String; 0], "a sub-agent starts its own set");
     }
 
     #[test]
