@@ -722,7 +722,9 @@ fn open(g: &Global) -> anyhow::Result<Session> {
     };
     let mut session = Session::open(&resolved, now)?;
     if let Some(repo) = &g.repo {
-        session.project = memory_harness::project::project_key(repo)?;
+        if let Some(key) = memory_harness::project::project_key(repo)? {
+            session.projects.prepare(&key);
+        }
     }
     Ok(session)
 }

@@ -13,8 +13,8 @@ const SYNC_BATCH_FILES: u32 = 200;
 pub struct Session {
     pub host: MemoryHost,
     pub now_ms: i64,
-    /// The project key of the repository the turn runs in (`--repo`).
-    pub project: Option<String>,
+    /// The session's active projects (`--repo` prepares one).
+    pub projects: crate::project::ActiveProjects,
     _lock: WorkspaceLock,
 }
 
@@ -33,7 +33,7 @@ impl Session {
         Ok(Session {
             host,
             now_ms,
-            project: None,
+            projects: Default::default(),
             _lock: lock,
         })
     }
@@ -47,7 +47,7 @@ impl Session {
             channel: Some("cli".into()),
             sender: None,
             sender_is_owner: true,
-            active_projects: self.project.iter().cloned().collect(),
+            active_projects: self.projects.keys().to_vec(),
         }
     }
 
