@@ -10,7 +10,8 @@
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
 use crate::host::{
-    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_write, CallError,
+    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_user, wit_write,
+    CallError,
 };
 use crate::json;
 use crate::session::Session;
@@ -131,6 +132,14 @@ pub struct Step {
     pub soft_threshold_tokens: Option<u32>,
     #[serde(default)]
     pub timeout_ms: Option<u32>,
+    /// `user_set`: the directive, the line it replaces, and the hash it was
+    /// made against (`"$current"` reads the current hash first).
+    #[serde(default)]
+    pub directive: Option<String>,
+    #[serde(default)]
+    pub replaces_line: Option<u32>,
+    #[serde(default)]
+    pub expected_hash: Option<String>,
     /// `escalate`: whether transcripts may be searched (default false).
     #[serde(default)]
     pub remember_across_conversations: Option<bool>,
@@ -536,6 +545,30 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .host
                     .escalate(&request)
                     .map(|r| json::escalation(&r)),
+            )
+        }
+        "user_show" => Some(session.host.user_show().map(|m| json::user_model(&m))),
+        "user_set" => {
+            let expected = match step.expected_hash.as_deref() {
+                Some("$current") | None => {
+                    session.host.user_show().map_err(|e| anyhow!("{e}"))?.hash
+                }
+                Some(hash) => hash.to_string(),
+            };
+            let request = wit_user::SetRequest {
+                directive: step
+                    .directive
+                    .clone()
+                    .context("user_set needs `directive`")?,
+                replaces_line: step.replaces_line,
+                expected_hash: expected,
+                context: step_context(session, step)?,
+            };
+            Some(
+                session
+                    .host
+                    .user_set(&request)
+                    .map(|m| json::user_model(&m)),
             )
         }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),

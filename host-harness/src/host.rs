@@ -26,6 +26,7 @@ pub use exports::openclaw::memory::inject as wit_inject;
 pub use exports::openclaw::memory::intents as wit_intents;
 pub use exports::openclaw::memory::recall as wit_recall;
 pub use exports::openclaw::memory::store as wit_store;
+pub use exports::openclaw::memory::user as wit_user;
 pub use exports::openclaw::memory::write as wit_write;
 pub use openclaw::memory::types as wit;
 
@@ -475,6 +476,17 @@ impl MemoryHost {
         request: &wit_inject::EscalateRequest,
     ) -> Result<wit_inject::Escalation, CallError> {
         self.call(|store, b, m| b.openclaw_memory_inject().call_escalate(store, m, request))
+    }
+
+    pub fn user_show(&mut self) -> Result<wit_user::UserModel, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_user().call_show(store, m))
+    }
+
+    pub fn user_set(
+        &mut self,
+        request: &wit_user::SetRequest,
+    ) -> Result<wit_user::UserModel, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_user().call_set(store, m, request))
     }
 
     /// Model-import calls made by the component so far (all instances).

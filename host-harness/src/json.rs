@@ -3,7 +3,7 @@
 
 use crate::host::{
     error_kind, error_message, wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store,
-    wit_write,
+    wit_user, wit_write,
 };
 use serde_json::{json, Value};
 
@@ -211,6 +211,22 @@ pub fn intents(list: &[wit_intents::Intent]) -> Value {
 
 pub fn create_result(r: &wit_intents::CreateResult) -> Value {
     json!({"intent": r.intent.as_ref().map(intent), "wish": r.wish})
+}
+
+pub fn user_model(m: &wit_user::UserModel) -> Value {
+    json!({
+        "text": m.text,
+        "hash": m.hash,
+        "directives": m.directives.iter().map(|d| json!({
+            "line": d.line,
+            "text": d.text,
+            "observed": d.observed,
+            "status": match d.status {
+                wit_user::DirectiveStatus::Active => "active",
+                wit_user::DirectiveStatus::Superseded => "superseded",
+            },
+        })).collect::<Vec<_>>(),
+    })
 }
 
 pub fn flush_report(r: &wit_write::FlushReport) -> Value {

@@ -5,7 +5,8 @@ use clap::{Args, Parser, Subcommand};
 use memory_harness::clock::{parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
-    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_write, CallError,
+    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_user, wit_write,
+    CallError,
 };
 use memory_harness::session::Session;
 use memory_harness::{conformance, json};
@@ -188,6 +189,11 @@ enum Command {
         #[command(subcommand)]
         action: IntentAction,
     },
+    /// The user model (USER.md): show it, or set a directive.
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+    },
     /// Time-based intents due now (or --at a time), for a scheduler; each
     /// returned intent spends a fire.
     Due {
@@ -223,6 +229,22 @@ enum Command {
         /// Only scenarios whose path contains this.
         #[arg(long)]
         filter: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserAction {
+    /// The directives, their status, and the file's hash.
+    Show,
+    /// Set a directive ("Always …", "Never …", "Prefer …"); with --replaces,
+    /// the directive on that line is superseded in place.
+    Set {
+        directive: String,
+        #[arg(long)]
+        replaces: Option<u32>,
+        /// The hash `user show` printed (default: the current one).
+        #[arg(long)]
+        hash: Option<String>,
     },
 }
 
@@ -424,6 +446,42 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                         println!("intent {id} cancelled");
                     }
                 }
+            }
+            Ok(0)
+        }
+        Command::User { action } => {
+            let mut state = open(&g)?;
+            let model = match action {
+                UserAction::Show => state.host.user_show().map_err(call_error)?,
+                UserAction::Set {
+                    directive,
+                    replaces,
+                    hash,
+                } => {
+                    let expected_hash = match hash {
+                        Some(hash) => hash,
+                        None => state.host.user_show().map_err(call_error)?.hash,
+                    };
+                    let request = wit_user::SetRequest {
+                        directive,
+                        replaces_line: replaces,
+                        expected_hash,
+                        context: state.context(),
+                    };
+                    state.host.user_set(&request).map_err(call_error)?
+                }
+            };
+            if g.json {
+                println!("{}", json::user_model(&model));
+            } else {
+                for d in &model.directives {
+                    let status = match d.status {
+                        wit_user::DirectiveStatus::Active => "active",
+                        wit_user::DirectiveStatus::Superseded => "superseded",
+                    };
+                    println!("L{:<4} {:<10} {}  {}", d.line, status, d.observed, d.text);
+                }
+                println!("hash {}", model.hash);
             }
             Ok(0)
         }

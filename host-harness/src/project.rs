@@ -164,10 +164,22 @@ mod tests {
         }
         assert_eq!(active.keys(), ["d", "c", "b", "a"]);
         active.prepare("b");
-        assert_eq!(active.keys(), ["b", "d", "c", "a"], "preparing moves to the front");
+        assert_eq!(
+            active.keys(),
+            ["b", "d", "c", "a"],
+            "preparing moves to the front"
+        );
         active.prepare("e");
-        assert_eq!(active.keys(), ["e", "b", "d", "c"], "the least recently used is evicted at the fifth");
-        assert_eq!(ActiveProjects::default().keys(), [] as [String; 0], "a sub-agent starts its own set");
+        assert_eq!(
+            active.keys(),
+            ["e", "b", "d", "c"],
+            "the least recently used is evicted at the fifth"
+        );
+        assert_eq!(
+            ActiveProjects::default().keys(),
+            [] as [String; 0],
+            "a sub-agent starts its own set"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use exports::openclaw::memory::inject as wit_inject;
 use exports::openclaw::memory::intents as wit_intents;
 use exports::openclaw::memory::recall as wit_recall;
 use exports::openclaw::memory::store as wit_store;
+use exports::openclaw::memory::user as wit_user;
 use exports::openclaw::memory::write as wit_write;
 use openclaw::memory::embedder as host_embedder;
 use openclaw::memory::model as host_model;
@@ -596,6 +597,52 @@ impl wit_intents::Guest for Component {
             .due_intents(at_ms)
             .map_err(to_wit_error)?;
         Ok(list.into_iter().map(intent_view).collect())
+    }
+}
+
+fn user_model(m: crate::memory::UserModel) -> wit_user::UserModel {
+    wit_user::UserModel {
+        text: m.text,
+        hash: m.hash,
+        directives: m
+            .directives
+            .into_iter()
+            .map(|d| wit_user::Directive {
+                line: d.line,
+                text: d.text,
+                observed: d.observed.to_string(),
+                status: match d.status {
+                    crate::user_model::Status::Active => wit_user::DirectiveStatus::Active,
+                    crate::user_model::Status::Superseded => wit_user::DirectiveStatus::Superseded,
+                },
+            })
+            .collect(),
+    }
+}
+
+impl wit_user::Guest for Component {
+    fn show(store: wit_store::MemoryBorrow<'_>) -> Result<wit_user::UserModel, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let m = memory.inner.borrow().user_show().map_err(to_wit_error)?;
+        Ok(user_model(m))
+    }
+
+    fn set(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_user::SetRequest,
+    ) -> Result<wit_user::UserModel, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let m = memory
+            .inner
+            .borrow_mut()
+            .user_set(
+                &request.directive,
+                request.replaces_line,
+                &request.expected_hash,
+                &turn_context(request.context),
+            )
+            .map_err(to_wit_error)?;
+        Ok(user_model(m))
     }
 }
 

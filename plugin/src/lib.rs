@@ -27,6 +27,7 @@ pub mod sqlite;
 pub mod text;
 pub mod transcript;
 pub mod triggers;
+pub mod user_model;
 pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]

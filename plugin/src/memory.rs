@@ -28,7 +28,7 @@ mod standing;
 mod writing;
 pub use escalation::{EscalateRequest, Escalation};
 pub use inject::{ContextBlock, InjectRequest, InjectResult};
-pub use standing::{CreateResult, IntentSpec, IntentView};
+pub use standing::{CreateResult, IntentSpec, IntentView, UserModel};
 use std::collections::{HashMap, HashSet};
 pub use writing::{
     FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
@@ -782,7 +782,14 @@ impl Memory {
         let read_limit = MAX_GET_BYTES;
         let mut contents: Vec<(&str, BootstrapRead)> = Vec::new();
         for name in BOOTSTRAP_FILES {
-            contents.push((name, self.workspace.read_bootstrap(name, read_limit)?));
+            let mut read = self.workspace.read_bootstrap(name, read_limit)?;
+            // Superseded preferences are never injected.
+            if name == layout::USER_FILE {
+                if let BootstrapRead::Text(text) = &read {
+                    read = BootstrapRead::Text(crate::user_model::injectable(text));
+                }
+            }
+            contents.push((name, read));
         }
         let borrowed: Vec<(&str, Found<'_>)> = contents
             .iter()

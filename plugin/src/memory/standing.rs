@@ -351,6 +351,66 @@ impl Memory {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserModel {
+    pub text: String,
+    pub hash: String,
+    pub directives: Vec<crate::user_model::Directive>,
+}
+
+impl Memory {
+    /// See the WIT `user.show`.
+    pub fn user_show(&self) -> Result<UserModel> {
+        let path = layout::memory_path(layout::USER_FILE).expect("a fixed memory path");
+        let text = match self.workspace.read(&path, 4 * 1024 * 1024) {
+            Ok(content) => content.text,
+            Err(MemoryError::NotFound(_)) => String::new(),
+            Err(error) => return Err(error),
+        };
+        Ok(UserModel {
+            hash: crate::workspace::content_hash(text.as_bytes()),
+            directives: crate::user_model::directives(&text),
+            text,
+        })
+    }
+
+    /// See the WIT `user.set`.
+    pub fn user_set(
+        &mut self,
+        directive: &str,
+        replaces_line: Option<u32>,
+        expected_hash: &str,
+        context: &TurnContext,
+    ) -> Result<UserModel> {
+        if !context.sender_is_owner {
+            return Err(MemoryError::AccessDenied(
+                "only the owner can change USER.md".into(),
+            ));
+        }
+        let current = self.user_show()?;
+        if current.hash != expected_hash {
+            return Err(MemoryError::InvalidInput(
+                "USER.md changed since it was read (stale hash); nothing was overwritten: read it again".into(),
+            ));
+        }
+        let today = Date::from_ms(context.now_ms);
+        let new_text = crate::user_model::set(&current.text, directive, replaces_line, today)
+            .map_err(MemoryError::InvalidInput)?;
+        let full = self.workspace.join(layout::USER_FILE);
+        let tmp = self
+            .workspace
+            .join(&format!("{}.set-{}", layout::STATE_DIR, context.now_ms));
+        std::fs::write(&tmp, new_text.as_bytes())
+            .and_then(|()| std::fs::rename(&tmp, &full))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                crate::error::io_error("cannot write", layout::USER_FILE, &e)
+            })?;
+        self.sync(crate::api::SyncRequest::default())?;
+        self.user_show()
+    }
+}
+
 /// The hidden block of one fired intent.
 pub(super) fn intent_block(intent: &Intent) -> String {
     crate::framing::context_block(
