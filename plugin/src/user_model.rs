@@ -76,6 +76,19 @@ pub fn validate(text: &str) -> Result<String, String> {
     Ok(body)
 }
 
+/// Whether two directives are about the same behaviour: their first three
+/// words agree ("Always answer in English" / "Always answer in Spanish").
+fn same_behaviour(a: &str, b: &str) -> bool {
+    let head = |s: &str| {
+        s.split_whitespace()
+            .take(3)
+            .map(|w| w.to_lowercase())
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (head(a), head(b));
+    a.len() == 3 && a == b
+}
+
 /// The directives of a `USER.md`: list items whose previous line is a
 /// status line.
 pub fn directives(text: &str) -> Vec<Directive> {
