@@ -164,11 +164,20 @@ pub fn set(
             lines.splice(at..at, new_lines);
         }
         None => {
-            if directives(text)
-                .iter()
-                .any(|d| d.status == Status::Active && d.text == body)
-            {
+            let active: Vec<Directive> = directives(text)
+                .into_iter()
+                .filter(|d| d.status == Status::Active)
+                .collect();
+            if active.iter().any(|d| d.text == body) {
                 return Err("this directive is already active".into());
+            }
+            // A directive about the same behaviour (same opening words) is a
+            // change: it must supersede in place, never stand elsewhere.
+            if let Some(d) = active.iter().find(|d| same_behaviour(&d.text, &body)) {
+                return Err(format!(
+                    "this changes the directive on line {0} ({1:?}): set it with replaces-line {0}",
+                    d.line, d.text
+                ));
             }
             if lines.last().is_some_and(|l| !l.trim().is_empty()) {
                 lines.push(String::new());
@@ -253,6 +262,13 @@ mod tests {
         assert!(
             set(USER, "Always answer in English.", None, day("2026-12-02")).is_err(),
             "no duplicate"
+        );
+        let contradiction =
+            set(USER, "Always answer in Spanish.", None, day("2026-12-02")).unwrap_err();
+        assert!(contradiction.contains("replaces-line 4"), "{contradiction}");
+        assert!(
+            set(USER, "Never use emoji.", None, day("2026-12-02")).is_ok(),
+            "another behaviour is appended"
         );
         assert!(
             set(USER, "Never x", Some(1), day("2026-12-02")).is_err(),
