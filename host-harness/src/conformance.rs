@@ -235,7 +235,9 @@ fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnConte
         .map(parse_session_kind)
         .transpose()?;
     context.session_id = step.session_id.clone();
-    context.active_projects = step.active_projects.clone();
+    if !step.active_projects.is_empty() {
+        context.active_projects = step.active_projects.clone();
+    }
     if step.channel.is_some() {
         context.channel = step.channel.clone();
     }
@@ -570,6 +572,18 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .user_set(&request)
                     .map(|m| json::user_model(&m)),
             )
+        }
+        "prepare_repo" => {
+            // The host's side: resolve the repository's project key from its
+            // git files and make it the session's most recent project.
+            let dir = workspace.join(step.path.as_deref().context("prepare_repo needs `path`")?);
+            let key = crate::project::project_key(&dir)?;
+            if let Some(key) = &key {
+                session.projects.prepare(key);
+            }
+            Some(Ok(
+                serde_json::json!({"key": key, "active": session.projects.keys()}),
+            ))
         }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
         "read_file" => {
