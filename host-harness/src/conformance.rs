@@ -268,7 +268,7 @@ pub struct IntentStep {
     pub semantic: bool,
 }
 
-/// Runs every scenario under `root` whose path contains `filter`.
+/// Every scenario folder (one holding a `scenario.json`) under `root`, sorted.
 pub fn discover(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     walk(root, &mut found)?;
