@@ -107,10 +107,9 @@ pub struct Memory {
     breaker: crate::recall_agent::Breaker,
     /// Standing intents, loaded from the ledger on first use.
     intents: Option<Vec<crate::intents::Intent>>,
-    /// Curated entries tagged with a project, by index revision (lane 1).
-    project_rows: Option<(u64, Vec<crate::index::TriggerRow>)>,
-    /// Curated entries with triggers, by index revision (lane 1).
-    trigger_candidates: Option<(u64, Vec<inject::TriggerCandidate>)>,
+    /// Curated entries with triggers or project keys, by index revision
+    /// (lane 1).
+    lane1_entries: Option<(u64, Vec<inject::Lane1Entry>)>,
 }
 
 impl Memory {
@@ -152,8 +151,7 @@ impl Memory {
             needs_full_sync: rebuild_note.is_some() || reproject,
             rebuild_note,
             vectors: None,
-            trigger_candidates: None,
-            project_rows: None,
+            lane1_entries: None,
             intents: None,
             answer_cache: Default::default(),
             breaker: Default::default(),

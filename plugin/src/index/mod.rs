@@ -95,9 +95,10 @@ pub struct ChunkRow {
     pub projects: Vec<String>,
 }
 
-/// A curated, trusted entry with triggers (a lane-1 candidate).
+/// A curated, trusted entry with triggers or project keys (what lane 1
+/// reads).
 #[derive(Debug, Clone)]
-pub struct TriggerRow {
+pub struct CuratedRow {
     pub path: String,
     pub start_line: u32,
     pub end_line: u32,
@@ -580,55 +581,29 @@ impl Index {
         )
     }
 
-    /// Lane-1 candidates: entries of the curated files that carry triggers and
-    /// whose class and file class are both owner or agent. Daily notes and
-    /// transcripts never qualify, however strong their match.
-    pub fn trigger_rows(&self, label: Option<&str>) -> Result<Vec<TriggerRow>, DbError> {
+    /// Lane-1 candidates: entries of the curated files that carry triggers or
+    /// project keys and whose class and file class are both owner or agent.
+    /// Daily notes and transcripts never qualify, however strong their match.
+    pub fn curated_rows(&self, label: Option<&str>) -> Result<Vec<CuratedRow>, DbError> {
         self.conn.query(
             "SELECT c.path, c.start_line, c.end_line, c.text, p.origin_class, r.triggers, r.project_keys, \
                     CASE WHEN c.embedding_model = ?1 THEN c.embedding END \
              FROM recall_meta r JOIN chunks c ON c.id = r.chunk_id \
              JOIN sources s ON s.path = c.path JOIN provenance p ON p.chunk_id = c.id \
-             WHERE r.triggers IS NOT NULL AND s.tier = 'curated' \
+             WHERE (r.triggers IS NOT NULL OR r.project_keys IS NOT NULL) AND s.tier = 'curated' \
                AND p.origin_class IN ('owner', 'agent') AND p.file_class IN ('owner', 'agent') \
              ORDER BY c.path, c.start_line",
             &[label.map_or(Value::Null, Value::Text)],
             |r| {
-                Ok(TriggerRow {
+                Ok(CuratedRow {
                     path: r.get_text(0),
                     start_line: r.get_i64(1) as u32,
                     end_line: r.get_i64(2) as u32,
                     text: r.get_text(3),
                     class: SourceClass::parse(&r.get_text(4)).unwrap_or(SourceClass::Untrusted),
-                    triggers: serde_json::from_str(&r.get_text(5)).unwrap_or_default(),
+                    triggers: r.get_opt_text(5).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default(),
                     projects: r.get_opt_text(6).and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default(),
                     vector: (!r.is_null(7)).then(|| decode(&r.get_blob(7))),
-                })
-            },
-        )
-    }
-
-    /// Curated, trusted entries tagged with a project, in file order (the
-    /// per-turn project-memory block).
-    pub fn project_rows(&self) -> Result<Vec<TriggerRow>, DbError> {
-        self.conn.query(
-            "SELECT c.path, c.start_line, c.end_line, c.text, p.origin_class, r.project_keys \
-             FROM recall_meta r JOIN chunks c ON c.id = r.chunk_id \
-             JOIN sources s ON s.path = c.path JOIN provenance p ON p.chunk_id = c.id \
-             WHERE r.project_keys IS NOT NULL AND s.tier = 'curated' AND c.path = 'MEMORY.md' \
-               AND p.origin_class IN ('owner', 'agent') AND p.file_class IN ('owner', 'agent') \
-             ORDER BY c.start_line",
-            &[],
-            |r| {
-                Ok(TriggerRow {
-                    path: r.get_text(0),
-                    start_line: r.get_i64(1) as u32,
-                    end_line: r.get_i64(2) as u32,
-                    text: r.get_text(3),
-                    class: SourceClass::parse(&r.get_text(4)).unwrap_or(SourceClass::Untrusted),
-                    triggers: Vec::new(),
-                    projects: serde_json::from_str(&r.get_text(5)).unwrap_or_default(),
-                    vector: None,
                 })
             },
         )

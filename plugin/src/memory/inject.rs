@@ -7,7 +7,7 @@ use crate::api::{SourceClass, TurnContext};
 use crate::embedding::{self, EmbedderInfo};
 use crate::error::Result;
 use crate::framing;
-use crate::index::TriggerRow;
+use crate::index::CuratedRow;
 use crate::recall_intent::{self, EscalationMode};
 use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
 
@@ -44,8 +44,9 @@ pub struct InjectResult {
     pub escalation_reason: String,
 }
 
-/// A curated entry with triggers, ready for matching.
-pub(super) struct TriggerCandidate {
+/// A curated, trusted entry with triggers or project keys, ready for lane 1.
+pub(super) struct Lane1Entry {
+    path: String,
     citation: String,
     text: String,
     class: SourceClass,
@@ -54,9 +55,9 @@ pub(super) struct TriggerCandidate {
     vector: Option<Vec<f32>>,
 }
 
-impl TriggerCandidate {
-    fn from_row(row: TriggerRow) -> TriggerCandidate {
-        TriggerCandidate {
+impl Lane1Entry {
+    fn from_row(row: CuratedRow) -> Lane1Entry {
+        Lane1Entry {
             citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
             phrases: row
                 .triggers
@@ -64,6 +65,7 @@ impl TriggerCandidate {
                 .map(|t| triggers::words(t))
                 .filter(|w| !w.is_empty())
                 .collect(),
+            path: row.path,
             text: row.text,
             class: row.class,
             projects: row.projects,
@@ -82,8 +84,8 @@ impl Memory {
         let message = crate::text::truncate_chars(&request.message, MAX_MESSAGE_CHARS).0;
         let words = triggers::words(message);
         let info = self.embedder.describe();
-        self.load_trigger_candidates(info.as_ref())?;
-        let candidates = &self.trigger_candidates.as_ref().expect("loaded above").1;
+        self.load_lane1_entries(info.as_ref())?;
+        let candidates = &self.lane1_entries.as_ref().expect("loaded above").1;
         let mut scored: Vec<(f32, usize)> = Vec::new();
         let mut borderline: Vec<(f32, usize)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
@@ -149,9 +151,7 @@ impl Memory {
             });
         }
         let strong_lane1 = !blocks.is_empty();
-        if let Some(block) = self.project_block(&request.context.active_projects)? {
-            blocks.push(block);
-        }
+        blocks.extend(self.project_block(&request.context.active_projects));
         for intent in self
             .intents_for_turn(message, &words, &request.context)
             .map_err(Failure::Memory)?
@@ -176,28 +176,20 @@ impl Memory {
     /// The project-memory block: the curated entries of the active
     /// repositories (`USER.md` is never project-scoped), in file order, within
     /// its own budget. `None` outside any repository.
-    fn project_block(&mut self, active: &[String]) -> Attempt<Option<ContextBlock>> {
+    fn project_block(&self, active: &[String]) -> Option<ContextBlock> {
         if active.is_empty() {
-            return Ok(None);
+            return None;
         }
-        let revision = self.index.revision()?;
-        if self
-            .project_rows
-            .as_ref()
-            .is_none_or(|(r, _)| *r != revision)
-        {
-            self.project_rows = Some((revision, self.index.project_rows()?));
-        }
-        let rows = &self.project_rows.as_ref().expect("loaded above").1;
+        let entries = &self.lane1_entries.as_ref()?.1;
         let mut lines = Vec::new();
         let mut sources = Vec::new();
         let mut used = 0;
         let mut class = SourceClass::Owner;
-        for row in rows
-            .iter()
-            .filter(|r| r.projects.iter().any(|k| active.contains(k)))
-        {
-            let line = crate::text::truncate_chars(&row.text, PROJECT_ENTRY_CHARS)
+        let tagged = entries.iter().filter(|e| {
+            e.path == crate::layout::MEMORY_FILE && e.projects.iter().any(|k| active.contains(k))
+        });
+        for entry in tagged {
+            let line = crate::text::truncate_chars(&entry.text, PROJECT_ENTRY_CHARS)
                 .0
                 .to_string();
             let size = line.chars().count() + 1;
@@ -205,40 +197,38 @@ impl Memory {
                 continue;
             }
             used += size;
-            class = crate::provenance::lowest(class, row.class);
+            class = crate::provenance::lowest(class, entry.class);
             lines.push(line);
-            sources.push(format!(
-                "{}#L{}-L{}",
-                row.path, row.start_line, row.end_line
-            ));
+            sources.push(entry.citation.clone());
         }
         if lines.is_empty() {
-            return Ok(None);
+            return None;
         }
         let text = framing::context_block("project", &active.join(" "), class, &lines.join("\n"));
-        Ok(Some(ContextBlock {
+        Some(ContextBlock {
             kind: "project",
             text,
             sources,
             score: 1.0,
-        }))
+        })
     }
 
-    /// The curated, trusted entries with triggers, cached per index revision.
-    fn load_trigger_candidates(&mut self, info: Option<&EmbedderInfo>) -> Attempt<()> {
+    /// The curated, trusted entries with triggers or project keys, cached per
+    /// index revision.
+    fn load_lane1_entries(&mut self, info: Option<&EmbedderInfo>) -> Attempt<()> {
         let revision = self.index.revision()?;
         if self
-            .trigger_candidates
+            .lane1_entries
             .as_ref()
             .is_some_and(|(r, _)| *r == revision)
         {
             return Ok(());
         }
         let label = info.map(EmbedderInfo::label);
-        let rows = self.index.trigger_rows(label.as_deref())?;
-        self.trigger_candidates = Some((
+        let rows = self.index.curated_rows(label.as_deref())?;
+        self.lane1_entries = Some((
             revision,
-            rows.into_iter().map(TriggerCandidate::from_row).collect(),
+            rows.into_iter().map(Lane1Entry::from_row).collect(),
         ));
         Ok(())
     }
