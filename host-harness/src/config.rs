@@ -5,7 +5,7 @@
 //! workspace directory and nothing else.
 
 use crate::embed::EmbedderChoice;
-use crate::host::{wit_store, HostLimits};
+use crate::host::{wit_dream, wit_store, HostLimits};
 use crate::model::ModelChoice;
 use anyhow::Context;
 use serde::Deserialize;
@@ -65,6 +65,25 @@ pub struct MemoryConfig {
     pub search: SearchConfig,
     #[serde(default)]
     pub bootstrap: BootstrapConfig,
+    #[serde(default)]
+    pub dreaming: DreamingConfig,
+}
+
+/// Dreaming (OpenClaw's `dreaming.*`: the sweep's schedule and the deep
+/// phase's gate).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DreamingConfig {
+    /// Cron expression of the sweep for `serve` (default `0 3 * * *`, UTC).
+    pub frequency: Option<String>,
+    pub min_score: Option<f32>,
+    pub min_recall_count: Option<u32>,
+    pub min_unique_queries: Option<u32>,
+    pub recency_half_life_days: Option<f32>,
+    /// Most promotions per sweep.
+    pub limit: Option<u32>,
+    pub light_lookback_days: Option<u32>,
+    pub rem_lookback_days: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -143,6 +162,9 @@ pub struct Resolved {
     pub model: ModelChoice,
     pub model_timeout: Duration,
     pub settings: wit_store::Settings,
+    pub dream_gates: wit_dream::DreamGates,
+    /// When `serve` sweeps (a cron expression, UTC).
+    pub dream_schedule: String,
 }
 
 /// Command-line values that override the file.
@@ -162,6 +184,7 @@ pub struct Overrides {
 }
 
 pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
+    let d = &file.memory.dreaming;
     let workspace = o
         .workspace
         .clone()
@@ -271,8 +294,25 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         model,
         model_timeout: Duration::from_millis(m.timeout_ms.unwrap_or(60_000)),
         settings,
+        dream_gates: wit_dream::DreamGates {
+            min_score: d.min_score.unwrap_or(0.75),
+            min_recalls: d.min_recall_count.unwrap_or(3),
+            min_unique_queries: d.min_unique_queries.unwrap_or(2),
+            recency_half_life_days: d.recency_half_life_days.unwrap_or(14.0),
+            max_promotions: d.limit.unwrap_or(10),
+            light_lookback_days: d.light_lookback_days.unwrap_or(2),
+            rem_lookback_days: d.rem_lookback_days.unwrap_or(7),
+            model_timeout_ms: m.timeout_ms.unwrap_or(60_000).min(u32::MAX as u64) as u32,
+        },
+        dream_schedule: d
+            .frequency
+            .clone()
+            .unwrap_or_else(|| DEFAULT_DREAM_SCHEDULE.into()),
     })
 }
+
+/// OpenClaw's default sweep time: 03:00 every day.
+pub const DEFAULT_DREAM_SCHEDULE: &str = "0 3 * * *";
 
 /// `$XDG_CACHE_HOME/memory-core`, else `~/.cache/memory-core`.
 pub fn cache_home() -> PathBuf {

@@ -10,8 +10,8 @@
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
 use crate::host::{
-    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_user, wit_write,
-    CallError,
+    wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
+    wit_write, CallError,
 };
 use crate::json;
 use crate::session::Session;
@@ -167,6 +167,16 @@ pub struct Step {
     /// The turn's active project keys, most recent first.
     #[serde(default)]
     pub active_projects: Vec<String>,
+    /// `dream`: the phases (`light`, `rem`, `deep`; default all).
+    #[serde(default)]
+    pub phases: Vec<String>,
+    /// `dream`: report only, write nothing (`dream --explain`).
+    #[serde(default)]
+    pub dry_run: bool,
+    /// `dream`: overrides of the gates (`min_score`, `min_recalls`,
+    /// `min_unique_queries`, `recency_half_life_days`, `max_promotions`).
+    #[serde(default)]
+    pub gates: Option<GateOverrides>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
@@ -268,6 +278,48 @@ pub struct IntentStep {
     pub semantic: bool,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateOverrides {
+    pub min_score: Option<f32>,
+    pub min_recalls: Option<u32>,
+    pub min_unique_queries: Option<u32>,
+    pub recency_half_life_days: Option<f32>,
+    pub max_promotions: Option<u32>,
+}
+
+fn dream_request(session: &Session, step: &Step) -> anyhow::Result<wit_dream::DreamRequest> {
+    let mut gates = session.dream_gates;
+    if let Some(g) = &step.gates {
+        gates.min_score = g.min_score.unwrap_or(gates.min_score);
+        gates.min_recalls = g.min_recalls.unwrap_or(gates.min_recalls);
+        gates.min_unique_queries = g.min_unique_queries.unwrap_or(gates.min_unique_queries);
+        gates.recency_half_life_days = g
+            .recency_half_life_days
+            .unwrap_or(gates.recency_half_life_days);
+        gates.max_promotions = g.max_promotions.unwrap_or(gates.max_promotions);
+    }
+    Ok(wit_dream::DreamRequest {
+        phases: step
+            .phases
+            .iter()
+            .map(|p| parse_phase(p))
+            .collect::<anyhow::Result<_>>()?,
+        dry_run: step.dry_run,
+        gates,
+        context: step_context(session, step)?,
+    })
+}
+
+pub fn parse_phase(text: &str) -> anyhow::Result<wit_dream::Phase> {
+    Ok(match text {
+        "light" => wit_dream::Phase::Light,
+        "rem" => wit_dream::Phase::Rem,
+        "deep" => wit_dream::Phase::Deep,
+        other => bail!("unknown phase {other:?} (light, rem or deep)"),
+    })
+}
+
 /// Every scenario folder (one holding a `scenario.json`) under `root`, sorted.
 pub fn discover(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
@@ -309,10 +361,18 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
         None => "none".to_string(),
         Some(replies) => {
             let script = temp.path().join("model-script.jsonl");
-            std::fs::write(
-                &script,
-                replies.iter().map(|r| format!("{r}\n")).collect::<String>(),
-            )?;
+            // An `append_to` path (a concurrent editor) is the workspace's.
+            let lines: String = replies
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    if let Some(path) = r.get("append_to").and_then(Value::as_str) {
+                        r["append_to"] = Value::from(workspace.join(path).display().to_string());
+                    }
+                    format!("{r}\n")
+                })
+                .collect();
+            std::fs::write(&script, lines)?;
             format!("scripted:{}", script.display())
         }
     };
@@ -392,6 +452,7 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                 path: step.path.clone().context("get needs `path`")?,
                 start_line: step.start_line,
                 end_line: step.end_line,
+                context: Some(step_context(session, step)?),
             };
             Some(session.host.get(&request).map(|r| json::get_result(&r)))
         }
@@ -547,6 +608,19 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                     .host
                     .escalate(&request)
                     .map(|r| json::escalation(&r)),
+            )
+        }
+        "dream" => {
+            let request = dream_request(session, step)?;
+            Some(session.host.dream(&request).map(|r| json::dream_report(&r)))
+        }
+        "dream_rollback" => {
+            let context = step_context(session, step)?;
+            Some(
+                session
+                    .host
+                    .dream_rollback(&context)
+                    .map(|r| json::rollback_report(&r)),
             )
         }
         "user_show" => Some(session.host.user_show().map(|m| json::user_model(&m))),

@@ -22,6 +22,7 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
+pub use exports::openclaw::memory::dream as wit_dream;
 pub use exports::openclaw::memory::inject as wit_inject;
 pub use exports::openclaw::memory::intents as wit_intents;
 pub use exports::openclaw::memory::recall as wit_recall;
@@ -248,6 +249,8 @@ pub struct MemoryHost {
     model: Arc<ModelLender>,
     live: Option<Live>,
     ticking: Arc<AtomicBool>,
+    /// Added to the call deadline for calls that wait on the model.
+    extra_deadline: Duration,
 }
 
 impl Drop for MemoryHost {
@@ -298,6 +301,7 @@ impl MemoryHost {
             model: Arc::new(model),
             live: None,
             ticking,
+            extra_deadline: Duration::ZERO,
         })
     }
 
@@ -356,7 +360,8 @@ impl MemoryHost {
     }
 
     fn deadline_ticks(&self) -> u64 {
-        (self.limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+        let deadline = self.limits.call_timeout + self.extra_deadline;
+        (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
     }
 
     /// Runs one call on a live instance (instantiating one if needed). If the
@@ -487,6 +492,24 @@ impl MemoryHost {
         request: &wit_user::SetRequest,
     ) -> Result<wit_user::UserModel, CallError> {
         self.call(|store, b, m| b.openclaw_memory_user().call_set(store, m, request))
+    }
+
+    pub fn dream(
+        &mut self,
+        request: &wit_dream::DreamRequest,
+    ) -> Result<wit_dream::DreamReport, CallError> {
+        // A sweep waits for one model turn on top of its own work.
+        self.extra_deadline = Duration::from_millis(request.gates.model_timeout_ms as u64);
+        let result = self.call(|store, b, m| b.openclaw_memory_dream().call_run(store, m, request));
+        self.extra_deadline = Duration::ZERO;
+        result
+    }
+
+    pub fn dream_rollback(
+        &mut self,
+        context: &wit::TurnContext,
+    ) -> Result<wit_dream::RollbackReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_dream().call_rollback(store, m, context))
     }
 
     /// Model-import calls made by the component so far (all instances).

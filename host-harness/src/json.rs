@@ -2,8 +2,8 @@
 //! conformance scenarios are checked against. One function per result type.
 
 use crate::host::{
-    error_kind, error_message, wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store,
-    wit_user, wit_write,
+    error_kind, error_message, wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall,
+    wit_store, wit_user, wit_write,
 };
 use serde_json::{json, Value};
 
@@ -263,4 +263,78 @@ pub fn memory_error(e: &wit::Error) -> Value {
 /// float printing.
 fn round(x: f32) -> f64 {
     (x as f64 * 1e6).round() / 1e6
+}
+
+pub fn dream_phase(p: wit_dream::Phase) -> &'static str {
+    match p {
+        wit_dream::Phase::Light => "light",
+        wit_dream::Phase::Rem => "rem",
+        wit_dream::Phase::Deep => "deep",
+    }
+}
+
+pub fn verdict(v: wit_dream::Verdict) -> &'static str {
+    use wit_dream::Verdict as V;
+    match v {
+        V::SourceVanished => "source-vanished",
+        V::SourceChanged => "source-changed",
+        V::Ineligible => "ineligible",
+        V::Junk => "junk",
+        V::Duplicate => "duplicate",
+        V::AlreadyCurated => "already-curated",
+        V::BelowGate => "below-gate",
+        V::OverLimit => "over-limit",
+        V::Promoted => "promoted",
+        V::Merged => "merged",
+    }
+}
+
+pub fn dream_report(r: &wit_dream::DreamReport) -> Value {
+    let consolidation = match r.consolidation {
+        wit_dream::Consolidation::None => "none",
+        wit_dream::Consolidation::ModelRewrite => "model-rewrite",
+        wit_dream::Consolidation::Deterministic => "deterministic",
+        wit_dream::Consolidation::AppendOnly => "append-only",
+    };
+    json!({
+        "sweep": r.sweep,
+        "phases": r.phases.iter().map(|p| dream_phase(*p)).collect::<Vec<_>>(),
+        "staged": r.staged,
+        "themes": r.themes,
+        "candidates": r.candidates.iter().map(|c| json!({
+            "citation": c.citation,
+            "text": c.text,
+            "source_class": source_class(c.source_class),
+            "verdict": verdict(c.verdict),
+            "reason": c.reason,
+            "signals": {
+                "recalls": c.signals.recalls,
+                "distinct_queries": c.signals.distinct_queries,
+                "days": c.signals.days,
+                "relevance": c.signals.relevance,
+                "last_recalled_ms": c.signals.last_recalled_ms,
+                "frequency": c.signals.frequency,
+                "diversity": c.signals.diversity,
+                "recency": c.signals.recency,
+                "consolidation": c.signals.consolidation,
+                "richness": c.signals.richness,
+                "score": c.signals.score,
+            },
+        })).collect::<Vec<_>>(),
+        "added": r.added,
+        "merged": r.merged,
+        "superseded": r.superseded,
+        "consolidation": consolidation,
+        "fallback_reason": r.fallback_reason,
+        "memory_changed": r.memory_changed,
+        "dreams_changed": r.dreams_changed,
+    })
+}
+
+pub fn rollback_report(r: &wit_dream::RollbackReport) -> Value {
+    json!({
+        "sweep": r.sweep,
+        "entries_before": r.entries_before,
+        "entries_after": r.entries_after,
+    })
 }

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod conformance;
+pub mod cron;
 pub mod embed;
 pub mod host;
 pub mod json;

@@ -5,8 +5,8 @@ use clap::{Args, Parser, Subcommand};
 use memory_harness::clock::{parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
-    wit, wit_bootstrap, wit_inject, wit_intents, wit_recall, wit_store, wit_user, wit_write,
-    CallError,
+    wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
+    wit_write, CallError,
 };
 use memory_harness::session::Session;
 use memory_harness::{conformance, json};
@@ -222,6 +222,30 @@ enum Command {
         /// Messages to time.
         #[arg(long, default_value_t = 500)]
         messages: usize,
+    },
+    /// Run a dreaming sweep: light and REM write their blocks in DREAMS.md,
+    /// deep promotes gated candidates into MEMORY.md.
+    Dream {
+        /// Only this phase: light, rem or deep (repeat for several).
+        #[arg(long)]
+        phase: Vec<String>,
+        /// Show every candidate with its signals and the gate it passed or
+        /// failed; write nothing and call no model.
+        #[arg(long)]
+        explain: bool,
+        /// Restore MEMORY.md to its state before the latest sweep that changed it.
+        #[arg(long, conflicts_with_all = ["explain", "phase"])]
+        rollback: bool,
+    },
+    /// Keep running and sweep on a schedule (cron, UTC; default
+    /// `[memory.dreaming] frequency`, else `0 3 * * *`).
+    Serve {
+        /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *".
+        #[arg(long)]
+        cron: Option<String>,
+        /// Stop after this many sweeps (default: run until stopped).
+        #[arg(long)]
+        max_sweeps: Option<u32>,
     },
     /// Run the conformance scenarios under DIR.
     Conformance {
@@ -719,7 +743,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Get { target } => {
             let mut session = open(&g)?;
-            let request = parse_get_target(&target)?;
+            let mut request = parse_get_target(&target)?;
+            request.context = Some(session.context());
             let got = session.host.get(&request).map_err(call_error)?;
             if g.json {
                 println!("{}", json::get_result(&got));
@@ -731,6 +756,45 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        Command::Dream {
+            phase,
+            explain,
+            rollback,
+        } => {
+            let mut session = open(&g)?;
+            if rollback {
+                let report = session
+                    .host
+                    .dream_rollback(&session.context())
+                    .map_err(call_error)?;
+                if g.json {
+                    println!("{}", json::rollback_report(&report));
+                } else {
+                    println!(
+                        "MEMORY.md restored to its state before sweep {} ({} entries, was {})",
+                        report.sweep, report.entries_after, report.entries_before
+                    );
+                }
+                return Ok(0);
+            }
+            let request = wit_dream::DreamRequest {
+                phases: phase
+                    .iter()
+                    .map(|p| conformance::parse_phase(p))
+                    .collect::<anyhow::Result<_>>()?,
+                dry_run: explain,
+                gates: session.dream_gates,
+                context: session.context(),
+            };
+            let report = session.host.dream(&request).map_err(call_error)?;
+            if g.json {
+                println!("{}", json::dream_report(&report));
+            } else {
+                print_dream(&report, explain);
+            }
+            Ok(0)
+        }
+        Command::Serve { cron, max_sweeps } => serve(&g, cron, max_sweeps),
         Command::Bootstrap => {
             let mut session = open(&g)?;
             let request = wit_bootstrap::BootstrapRequest {
@@ -844,6 +908,7 @@ fn parse_get_target(target: &str) -> anyhow::Result<wit_recall::GetRequest> {
         path: path.to_string(),
         start_line,
         end_line,
+        context: None,
     })
 }
 
@@ -1138,5 +1203,97 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
     }
     println!("== memory-harness status");
     print_status(&session.host.status().map_err(call_error)?);
+    Ok(0)
+}
+
+fn print_dream(r: &wit_dream::DreamReport, explain: bool) {
+    let phases: Vec<&str> = r.phases.iter().map(|p| json::dream_phase(*p)).collect();
+    println!(
+        "{} {}: {} staged, {} themes, {} added, {} merged, {} superseded ({}){}",
+        if explain { "explain" } else { "sweep" },
+        phases.join("+"),
+        r.staged,
+        r.themes,
+        r.added.len(),
+        r.merged.len(),
+        r.superseded.len(),
+        json::dream_report(r)["consolidation"]
+            .as_str()
+            .unwrap_or(""),
+        if r.sweep > 0 {
+            format!(", recorded as sweep {}", r.sweep)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(why) = &r.fallback_reason {
+        println!("fallback: {why}");
+    }
+    for line in &r.added {
+        println!("  + {line}");
+    }
+    for line in &r.superseded {
+        println!("  - {line}");
+    }
+    if explain || r.added.is_empty() {
+        println!(
+            "{:<16} {:>5} {:>7} {:>7} {:>4}  {:<40} why",
+            "verdict", "score", "recalls", "queries", "days", "source"
+        );
+        for c in &r.candidates {
+            println!(
+                "{:<16} {:>5.3} {:>7} {:>7} {:>4}  {:<40} {}",
+                json::verdict(c.verdict),
+                c.signals.score,
+                c.signals.recalls,
+                c.signals.distinct_queries,
+                c.signals.days,
+                c.citation,
+                c.reason
+            );
+        }
+    }
+}
+
+/// Sweeps on the schedule until stopped: each sweep opens the workspace,
+/// syncs, runs every phase and lets go of it again, so the CLI can be used
+/// between sweeps.
+fn serve(g: &Global, cron: Option<String>, max_sweeps: Option<u32>) -> anyhow::Result<i32> {
+    let resolved = resolved(g, None)?;
+    let expression = cron.unwrap_or_else(|| resolved.dream_schedule.clone());
+    let schedule = memory_harness::cron::Schedule::parse(&expression)
+        .with_context(|| format!("bad schedule {expression:?}"))?;
+    let mut sweeps = 0;
+    while max_sweeps.is_none_or(|max| sweeps < max) {
+        let now = system_now_ms();
+        let Some(next) = schedule.next_after(now) else {
+            bail!("the schedule {expression:?} never fires");
+        };
+        eprintln!(
+            "memory-harness serve: next sweep at {}",
+            memory_harness::cron::format_utc_minute(next)
+        );
+        std::thread::sleep(std::time::Duration::from_millis((next - now).max(0) as u64));
+        let at = system_now_ms();
+        let outcome = Session::open(&resolved, at).and_then(|mut session| {
+            let request = wit_dream::DreamRequest {
+                phases: Vec::new(),
+                dry_run: false,
+                gates: session.dream_gates,
+                context: session.context(),
+            };
+            session
+                .host
+                .dream(&request)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+        });
+        // A failed sweep is reported and the next one still runs.
+        match outcome {
+            Ok(report) if g.json => println!("{}", json::dream_report(&report)),
+            Ok(report) => print_dream(&report, false),
+            Err(error) => eprintln!("memory-harness serve: the sweep failed: {error:#}"),
+        }
+        sweeps += 1;
+    }
     Ok(0)
 }

@@ -175,6 +175,12 @@ pub struct ScriptedReply {
     pub message: Option<String>,
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// While "thinking", append `append_text` to this file: an editor saving
+    /// the file during the call (for write-safety scenarios).
+    #[serde(default)]
+    pub append_to: Option<PathBuf>,
+    #[serde(default)]
+    pub append_text: Option<String>,
 }
 
 struct Scripted {
@@ -229,6 +235,20 @@ impl Backend for Scripted {
         };
         if let Some(ms) = reply.delay_ms {
             std::thread::sleep(Duration::from_millis(ms));
+        }
+        if let Some(path) = &reply.append_to {
+            let text = reply.append_text.as_deref().unwrap_or("");
+            let appended = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+            if let Err(e) = appended {
+                return Err(ModelFailure::Failed(format!(
+                    "the script could not append to {}: {e}",
+                    path.display()
+                )));
+            }
         }
         let message = reply
             .message

@@ -15,6 +15,8 @@ pub struct Session {
     pub now_ms: i64,
     /// The session's active projects (`--repo` prepares one).
     pub projects: crate::project::ActiveProjects,
+    /// The configured dreaming gates.
+    pub dream_gates: crate::host::wit_dream::DreamGates,
     _lock: WorkspaceLock,
 }
 
@@ -34,6 +36,7 @@ impl Session {
             host,
             now_ms,
             projects: Default::default(),
+            dream_gates: resolved.dream_gates,
             _lock: lock,
         })
     }

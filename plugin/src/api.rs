@@ -265,11 +265,14 @@ pub struct SearchResult {
     pub degraded: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GetRequest {
     pub path: String,
     pub start_line: Option<u32>,
     pub end_line: Option<u32>,
+    /// The turn the read is made for; a narrow read in an interactive
+    /// session is recorded as a recall.
+    pub context: Option<TurnContext>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,7 @@ wit_bindgen::generate!({
 });
 
 use exports::openclaw::memory::bootstrap as wit_bootstrap;
+use exports::openclaw::memory::dream as wit_dream;
 use exports::openclaw::memory::inject as wit_inject;
 use exports::openclaw::memory::intents as wit_intents;
 use exports::openclaw::memory::recall as wit_recall;
@@ -283,6 +284,7 @@ impl wit_recall::Guest for Component {
                 path: request.path,
                 start_line: request.start_line,
                 end_line: request.end_line,
+                context: request.context.map(turn_context),
             })
             .map_err(to_wit_error)?;
         Ok(wit_recall::GetResult {
@@ -643,6 +645,128 @@ impl wit_user::Guest for Component {
             )
             .map_err(to_wit_error)?;
         Ok(user_model(m))
+    }
+}
+
+impl wit_dream::Guest for Component {
+    fn run(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_dream::DreamRequest,
+    ) -> Result<wit_dream::DreamReport, wit::Error> {
+        use crate::memory::Phase;
+        let g = request.gates;
+        let request = crate::memory::DreamRequest {
+            phases: request
+                .phases
+                .into_iter()
+                .map(|p| match p {
+                    wit_dream::Phase::Light => Phase::Light,
+                    wit_dream::Phase::Rem => Phase::Rem,
+                    wit_dream::Phase::Deep => Phase::Deep,
+                })
+                .collect(),
+            dry_run: request.dry_run,
+            gates: crate::dreaming::signals::Gates {
+                min_score: g.min_score,
+                min_recalls: g.min_recalls,
+                min_unique_queries: g.min_unique_queries,
+                recency_half_life_days: g.recency_half_life_days,
+                max_promotions: g.max_promotions,
+                light_lookback_days: g.light_lookback_days,
+                rem_lookback_days: g.rem_lookback_days,
+                model_timeout_ms: g.model_timeout_ms,
+            },
+            context: turn_context(request.context),
+        };
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .dream(&request)
+            .map_err(to_wit_error)?;
+        Ok(dream_report(r))
+    }
+
+    fn rollback(
+        store: wit_store::MemoryBorrow<'_>,
+        context: wit::TurnContext,
+    ) -> Result<wit_dream::RollbackReport, wit::Error> {
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .dream_rollback(&turn_context(context))
+            .map_err(to_wit_error)?;
+        Ok(wit_dream::RollbackReport {
+            sweep: r.sweep,
+            entries_before: r.entries_before,
+            entries_after: r.entries_after,
+        })
+    }
+}
+
+fn dream_report(r: crate::memory::DreamReport) -> wit_dream::DreamReport {
+    use crate::memory::{Consolidation, Phase, Verdict};
+    wit_dream::DreamReport {
+        sweep: r.sweep,
+        phases: r
+            .phases
+            .into_iter()
+            .map(|p| match p {
+                Phase::Light => wit_dream::Phase::Light,
+                Phase::Rem => wit_dream::Phase::Rem,
+                Phase::Deep => wit_dream::Phase::Deep,
+            })
+            .collect(),
+        staged: r.staged,
+        themes: r.themes,
+        candidates: r
+            .candidates
+            .into_iter()
+            .map(|c| wit_dream::Candidate {
+                citation: c.citation,
+                text: c.text,
+                source_class: source_class(c.source_class),
+                signals: wit_dream::Signals {
+                    recalls: c.signals.recalls,
+                    distinct_queries: c.signals.distinct_queries,
+                    days: c.signals.days,
+                    relevance: c.signals.relevance,
+                    last_recalled_ms: c.signals.last_recalled_ms,
+                    frequency: c.signals.frequency,
+                    diversity: c.signals.diversity,
+                    recency: c.signals.recency,
+                    consolidation: c.signals.consolidation,
+                    richness: c.signals.richness,
+                    score: c.signals.score,
+                },
+                verdict: match c.verdict {
+                    Verdict::SourceVanished => wit_dream::Verdict::SourceVanished,
+                    Verdict::SourceChanged => wit_dream::Verdict::SourceChanged,
+                    Verdict::Ineligible => wit_dream::Verdict::Ineligible,
+                    Verdict::Junk => wit_dream::Verdict::Junk,
+                    Verdict::Duplicate => wit_dream::Verdict::Duplicate,
+                    Verdict::AlreadyCurated => wit_dream::Verdict::AlreadyCurated,
+                    Verdict::BelowGate => wit_dream::Verdict::BelowGate,
+                    Verdict::OverLimit => wit_dream::Verdict::OverLimit,
+                    Verdict::Promoted => wit_dream::Verdict::Promoted,
+                    Verdict::Merged => wit_dream::Verdict::Merged,
+                },
+                reason: c.reason,
+            })
+            .collect(),
+        added: r.added,
+        merged: r.merged,
+        superseded: r.superseded,
+        consolidation: match r.consolidation {
+            Consolidation::None => wit_dream::Consolidation::None,
+            Consolidation::ModelRewrite => wit_dream::Consolidation::ModelRewrite,
+            Consolidation::Deterministic => wit_dream::Consolidation::Deterministic,
+            Consolidation::AppendOnly => wit_dream::Consolidation::AppendOnly,
+        },
+        fallback_reason: r.fallback_reason,
+        memory_changed: r.memory_changed,
+        dreams_changed: r.dreams_changed,
     }
 }
 

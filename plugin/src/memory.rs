@@ -22,10 +22,15 @@ use crate::text;
 use crate::workspace::{BootstrapRead, FileStat, Workspace, MAX_INDEXED_BYTES};
 use sha2::{Digest, Sha256};
 
+mod dreaming;
 mod escalation;
 mod inject;
 mod standing;
 mod writing;
+pub use dreaming::{
+    CandidateView, Consolidation, DreamReport, DreamRequest, Phase, RollbackReport, Verdict,
+    DREAMS_FILE,
+};
 pub use escalation::{EscalateRequest, Escalation};
 pub use inject::{ContextBlock, InjectRequest, InjectResult};
 pub use standing::{CreateResult, IntentSpec, IntentView, UserModel};
@@ -608,10 +613,22 @@ impl Memory {
                 max_results: limit,
             },
         );
+        let query_key = crate::dreaming::signals::query_key(&request.query);
+        let mut recalls: Vec<RecalledRow> = Vec::new();
         let hits = ranked
             .into_iter()
             .filter_map(|r| {
                 let row = rows.remove(&r.id)?;
+                if counts_as_recall(&request.context) && is_recallable(&row.path) {
+                    recalls.push(RecalledRow {
+                        path: row.path.clone(),
+                        text: row.text.clone(),
+                        heading: row.heading.clone(),
+                        start_line: row.start_line,
+                        end_line: row.end_line,
+                        relevance: Some(r.parts.relevance),
+                    });
+                }
                 let date_ms = row
                     .file_date
                     .as_deref()
@@ -639,6 +656,7 @@ impl Memory {
                 })
             })
             .collect();
+        self.record_recalls(&recalls, query_key.as_deref(), request.context.now_ms);
         Ok(SearchResult {
             hits,
             mode: if hybrid {
@@ -648,6 +666,32 @@ impl Memory {
             },
             degraded,
         })
+    }
+
+    /// Records what a search or a read returned as recalled, for dreaming.
+    fn record_recalls(&self, rows: &[RecalledRow], query_key: Option<&str>, now_ms: i64) {
+        if rows.is_empty() {
+            return;
+        }
+        let day = Date::from_ms(now_ms).to_string();
+        let recalls: Vec<crate::ledger::Recall<'_>> = rows
+            .iter()
+            .map(|r| crate::ledger::Recall {
+                path: &r.path,
+                text_hash: entry_hash(&r.text),
+                text: &r.text,
+                heading: r.heading.as_deref(),
+                start_line: r.start_line,
+                end_line: r.end_line,
+                relevance: r.relevance,
+                query_key: r.relevance.and(query_key),
+                day: &day,
+                at_ms: now_ms,
+            })
+            .collect();
+        // Signals feed a background sweep: failing to record one (a full
+        // disk) lowers what dreaming knows and never fails the recall.
+        let _ = self.ledger.record_recalls(&recalls);
     }
 
     /// The vector leg: cosine similarity of the query to every entry vector of
@@ -760,14 +804,36 @@ impl Memory {
             text.push_str(line);
             last = number;
         }
-        Ok(GetResult {
+        let result = GetResult {
             path: path.to_string(),
             start_line: start.min(total.max(1)),
             end_line: last.max(start.min(total)),
             total_lines: total,
             text,
             truncated,
-        })
+        };
+        if let Some(context) = &request.context {
+            let narrow = request.start_line.is_some() || request.end_line.is_some();
+            if narrow && counts_as_recall(context) && is_recallable(path.as_str()) {
+                let read: Vec<RecalledRow> = markdown::parse(&content.text)
+                    .entries
+                    .into_iter()
+                    .filter(|e| e.start_line >= result.start_line && e.end_line <= result.end_line)
+                    .map(|e| RecalledRow {
+                        path: result.path.clone(),
+                        text: e.text,
+                        heading: e.heading,
+                        start_line: e.start_line,
+                        end_line: e.end_line,
+                        relevance: None,
+                    })
+                    .collect();
+                if read.len() <= MAX_RECALLED_PER_READ {
+                    self.record_recalls(&read, None, context.now_ms);
+                }
+            }
+        }
+        Ok(result)
     }
 
     // ------------------------------------------------------------ bootstrap
@@ -893,17 +959,7 @@ fn annotations_stripped(line: &str) -> &str {
 /// What the embedder sees of an entry: its text without list markers.
 fn embedding_text(text: &str) -> String {
     text.lines()
-        .map(|l| {
-            let t = l.trim_start();
-            let t = t
-                .strip_prefix("- ")
-                .or_else(|| t.strip_prefix("* "))
-                .or_else(|| t.strip_prefix("+ "))
-                .unwrap_or(t);
-            t.strip_prefix("[ ] ")
-                .or_else(|| t.strip_prefix("[x] "))
-                .unwrap_or(t)
-        })
+        .map(|l| text::strip_list_marker(l.trim_start()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -938,3 +994,28 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// An entry a search or a read returned, to be recorded as recalled.
+struct RecalledRow {
+    path: String,
+    text: String,
+    heading: Option<String>,
+    start_line: u32,
+    end_line: u32,
+    relevance: Option<f32>,
+}
+
+/// Only the agent's own recalls in interactive sessions count: not cron,
+/// heartbeat or sub-agent sessions, and not calls of unknown kind.
+fn counts_as_recall(context: &TurnContext) -> bool {
+    context.session_kind == Some(SessionKind::Interactive)
+}
+
+/// Daily and topic notes are dreaming's candidates; the curated core is
+/// already curated.
+fn is_recallable(path: &str) -> bool {
+    layout::memory_path(path).is_ok_and(|p| p.tier() != Tier::Curated)
+}
+
+/// Reads of more entries than this are browsing, not recall.
+const MAX_RECALLED_PER_READ: usize = 3;

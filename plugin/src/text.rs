@@ -227,6 +227,18 @@ pub fn stem_set(text: &str) -> std::collections::HashSet<String> {
         .collect()
 }
 
+/// A line without its list marker (`- `, `* `, `+ `) and task box.
+pub fn strip_list_marker(line: &str) -> &str {
+    let t = line
+        .strip_prefix("- ")
+        .or_else(|| line.strip_prefix("* "))
+        .or_else(|| line.strip_prefix("+ "))
+        .unwrap_or(line);
+    t.strip_prefix("[ ] ")
+        .or_else(|| t.strip_prefix("[x] "))
+        .unwrap_or(t)
+}
+
 /// Cuts `text` to at most `max_chars` characters on a character boundary.
 pub fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
     match text.char_indices().nth(max_chars) {

@@ -203,6 +203,90 @@ impl Workspace {
     }
 }
 
+/// Largest root file (`MEMORY.md`, `DREAMS.md`) memory rewrites.
+pub const MAX_REWRITTEN_BYTES: u64 = 8 * 1024 * 1024;
+
+impl Workspace {
+    /// The bytes of a workspace-root file memory rewrites, `None` when it
+    /// does not exist. Symlinks and non-regular files are refused.
+    pub fn read_root_file(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let full = self.join(name);
+        match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("cannot read", name, &e)),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(MemoryError::AccessDenied(format!(
+                    "{name} is a symlink; memory never writes through symlinks"
+                )))
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(MemoryError::AccessDenied(format!(
+                    "{name} is not a regular file"
+                )))
+            }
+            Ok(meta) if meta.len() > MAX_REWRITTEN_BYTES => {
+                return Err(MemoryError::TooLarge(format!(
+                    "{name} is {} bytes; memory rewrites files up to {MAX_REWRITTEN_BYTES} bytes",
+                    meta.len()
+                )))
+            }
+            Ok(_) => {}
+        }
+        std::fs::read(&full)
+            .map(Some)
+            .map_err(|e| io_error("cannot read", name, &e))
+    }
+
+    /// Replaces a workspace-root file with `bytes` (or deletes it, for
+    /// `None`) only if it still hashes to `expected` (`None`: it must still be
+    /// absent): a temporary file in the workspace's state directory, the hash
+    /// re-checked immediately before the rename. Returns `false`, writing
+    /// nothing, when the file changed meanwhile.
+    pub fn replace_root_file(
+        &self,
+        name: &str,
+        expected: Option<&str>,
+        bytes: Option<&[u8]>,
+        now_ms: i64,
+    ) -> Result<bool> {
+        let full = self.join(name);
+        let state = self.join(layout::STATE_DIR);
+        std::fs::create_dir_all(&state)
+            .map_err(|e| io_error("cannot create", layout::STATE_DIR, &e))?;
+        let tmp = state.join(format!("{name}.replace-{now_ms}"));
+        if let Some(bytes) = bytes {
+            let written = std::fs::File::create(&tmp).and_then(|mut f| {
+                std::io::Write::write_all(&mut f, bytes)?;
+                f.sync_all()
+            });
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(io_error("cannot write", name, &e));
+            }
+        }
+        let current = self.read_root_file(name);
+        let unchanged = match (&current, expected) {
+            (Ok(None), None) => true,
+            (Ok(Some(now)), Some(hash)) => crate::memory::sha256_hex(now) == hash,
+            _ => false,
+        };
+        if !unchanged {
+            let _ = std::fs::remove_file(&tmp);
+            current?;
+            return Ok(false);
+        }
+        let done = match bytes {
+            Some(_) => std::fs::rename(&tmp, &full),
+            None => std::fs::remove_file(&full),
+        };
+        done.map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io_error("cannot replace", name, &e)
+        })?;
+        Ok(true)
+    }
+}
+
 /// What `read_bootstrap` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BootstrapRead {

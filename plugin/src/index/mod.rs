@@ -93,6 +93,8 @@ pub struct ChunkRow {
     pub importance: Option<u8>,
     /// Project keys the entry is tagged with.
     pub projects: Vec<String>,
+    /// Trigger phrases of its annotation.
+    pub triggers: Vec<String>,
 }
 
 /// A curated, trusted entry with triggers or project keys (what lane 1
@@ -616,7 +618,7 @@ impl Index {
         self.conn.query(
             "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
                     p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance, \
-                    p.file_class, p.promotable, p.session_id, r.project_keys \
+                    p.file_class, p.promotable, p.session_id, r.project_keys, r.triggers \
              FROM chunks c JOIN sources s ON s.path = c.path \
              LEFT JOIN provenance p ON p.chunk_id = c.id \
              LEFT JOIN recall_meta r ON r.chunk_id = c.id \
@@ -655,8 +657,33 @@ impl Index {
                         .get_opt_text(16)
                         .and_then(|p| serde_json::from_str(&p).ok())
                         .unwrap_or_default(),
+                    triggers: r
+                        .get_opt_text(17)
+                        .and_then(|p| serde_json::from_str(&p).ok())
+                        .unwrap_or_default(),
                 })
             },
+        )
+    }
+
+    /// The ids of a file's entries, in line order.
+    pub fn entry_ids_of(&self, path: &str) -> Result<Vec<i64>, DbError> {
+        self.conn.query(
+            "SELECT id FROM chunks WHERE path = ?1 AND kind = 'entry' ORDER BY start_line",
+            &[Value::Text(path)],
+            |r| Ok(r.get_i64(0)),
+        )
+    }
+
+    /// The text of every entry whose own class or whose file's class is
+    /// untrusted or system: what a consolidation must never carry.
+    pub fn untrusted_entry_texts(&self) -> Result<Vec<String>, DbError> {
+        self.conn.query(
+            "SELECT c.text FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
+             WHERE c.kind = 'entry' AND (p.origin_class IN ('untrusted', 'system') \
+                OR p.file_class IN ('untrusted', 'system'))",
+            &[],
+            |r| Ok(r.get_text(0)),
         )
     }
 

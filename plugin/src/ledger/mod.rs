@@ -9,6 +9,9 @@ use crate::intents::Intent;
 use crate::sqlite::{Connection, DbError, Value};
 use std::path::Path;
 
+mod dreaming;
+pub use dreaming::{PromotedLine, Promotion, Recall, RecallRecord, SweepChange};
+
 const SCHEMA: &str = include_str!("schema.sql");
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,3 +78,61 @@ CREATE TABLE IF NOT EXISTS intents (
   trigger_model  TEXT,                       -- embedder of trigger_vector
   trigger_vector BLOB                        -- semantic intents only
 );
+
+-- Recall signals for dreaming: one row per entry of a daily or topic note
+-- recalled in an interactive session, keyed by its file and text. Usage is
+-- not derivable from the files, so it lives with the durable records.
+CREATE TABLE IF NOT EXISTS recall_entries (
+  id                INTEGER PRIMARY KEY,
+  path              TEXT NOT NULL,
+  text_hash         TEXT NOT NULL,     -- sha-256 of the entry text as indexed
+  text              TEXT NOT NULL,     -- the entry as last recalled (rehydration)
+  heading           TEXT,
+  start_line        INTEGER NOT NULL,
+  end_line          INTEGER NOT NULL,
+  recalls           INTEGER NOT NULL DEFAULT 0,
+  relevance_sum     REAL NOT NULL DEFAULT 0,  -- over search hits only
+  relevance_count   INTEGER NOT NULL DEFAULT 0,
+  first_recalled_at INTEGER NOT NULL,
+  last_recalled_at  INTEGER NOT NULL,
+  UNIQUE (path, text_hash)
+);
+-- Normalised queries that recalled an entry.
+CREATE TABLE IF NOT EXISTS recall_queries (
+  entry_id  INTEGER NOT NULL,
+  query_key TEXT NOT NULL,
+  hits      INTEGER NOT NULL DEFAULT 1,
+  PRIMARY KEY (entry_id, query_key)
+) WITHOUT ROWID;
+-- Days (UTC, YYYY-MM-DD) an entry was recalled on.
+CREATE TABLE IF NOT EXISTS recall_days (
+  entry_id INTEGER NOT NULL,
+  day      TEXT NOT NULL,
+  PRIMARY KEY (entry_id, day)
+) WITHOUT ROWID;
+
+-- Dreaming sweeps that wrote something.
+CREATE TABLE IF NOT EXISTS dream_sweeps (
+  id            INTEGER PRIMARY KEY,
+  at            INTEGER NOT NULL,
+  consolidation TEXT NOT NULL,
+  -- MEMORY.md before and after the sweep's change (pre_text NULL: the file
+  -- did not exist); NULL post_hash: the sweep did not change MEMORY.md.
+  pre_text      TEXT,
+  pre_existed   INTEGER NOT NULL DEFAULT 1,
+  post_hash     TEXT,
+  rolled_back_at INTEGER
+);
+-- Entries a sweep promoted (or merged into an existing entry).
+CREATE TABLE IF NOT EXISTS promotions (
+  id             INTEGER PRIMARY KEY,
+  sweep_id       INTEGER NOT NULL,
+  source_path    TEXT NOT NULL,
+  source_hash    TEXT NOT NULL,   -- the candidate's text hash (recall_entries)
+  line_hash      TEXT NOT NULL,   -- sha-256 of the entry text in MEMORY.md
+  supersedes_key TEXT,
+  observed_at    INTEGER,
+  merged         INTEGER NOT NULL DEFAULT 0,
+  rolled_back    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS promotions_by_source ON promotions (source_hash);

@@ -4,7 +4,7 @@
 //! answer is framed as untrusted. With no model it is skipped cleanly.
 
 use super::{GetRequest, Memory, SearchRequest};
-use crate::api::{SourceClass, TurnContext};
+use crate::api::{SessionKind, SourceClass, TurnContext};
 use crate::error::Result;
 use crate::model::{CompletionRequest, Message, ModelFailure, Role, ToolCall};
 use crate::recall_agent::{self, read_answer};
@@ -194,7 +194,11 @@ impl Memory {
                     query: query.to_string(),
                     max_results: Some(args["max_results"].as_u64().unwrap_or(5).clamp(1, 10) as u32),
                     min_score: None,
-                    context: request.context.clone(),
+                    // A sub-agent's searches never count as recalls.
+                    context: TurnContext {
+                        session_kind: Some(SessionKind::Subagent),
+                        ..request.context.clone()
+                    },
                 };
                 match self.search(&search) {
                     Ok(result) => {
@@ -225,6 +229,8 @@ impl Memory {
                     path: path.to_string(),
                     start_line: args["start_line"].as_u64().map(|n| n as u32),
                     end_line: args["end_line"].as_u64().map(|n| n as u32),
+                    // The sub-agent's reads are not the agent's recalls.
+                    context: None,
                 };
                 match self.get(&get) {
                     Ok(got) => format!(

@@ -48,10 +48,10 @@ impl DbError {
         self.code == ffi::SQLITE_BUSY
     }
 
-    fn misuse(message: String) -> DbError {
+    pub(crate) fn misuse(message: impl Into<String>) -> DbError {
         DbError {
             code: ffi::SQLITE_MISUSE,
-            message,
+            message: message.into(),
         }
     }
 }

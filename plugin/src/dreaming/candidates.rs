@@ -1,0 +1,209 @@
+//! From recorded recalls to candidates: rehydration against the live file and
+//! near-duplicate grouping. Pure functions.
+
+use std::collections::HashSet;
+
+/// Near-duplicates: word-set Jaccard similarity at or above this (reference).
+pub const NEAR_DUPLICATE_JACCARD: f32 = 0.9;
+
+/// An entry of a live file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveEntry<'a> {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: &'a str,
+}
+
+/// Where a recorded entry is now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rehydrated {
+    /// Found (possibly moved): the live entry's index.
+    Found(usize),
+    /// The file no longer holds it.
+    Changed,
+}
+
+/// Finds the recorded entry in the live file: the same text first, then the
+/// same text up to whitespace, list markers, case and a heading the snippet
+/// was stored with; the nearest to its old line wins among equals.
+pub fn rehydrate(
+    recorded: &str,
+    heading: Option<&str>,
+    old_start: u32,
+    live: &[LiveEntry<'_>],
+) -> Rehydrated {
+    let wanted = normalized(recorded);
+    let without_heading = heading.map(|h| strip_heading_prefix(&wanted, &normalized(h)));
+    let mut best: Option<(u8, u32, usize)> = None;
+    for (i, entry) in live.iter().enumerate() {
+        let quality = if entry.text == recorded {
+            3
+        } else {
+            let have = normalized(entry.text);
+            if have.is_empty() {
+                continue;
+            }
+            if have == wanted || without_heading.as_deref() == Some(have.as_str()) {
+                2
+            } else if wanted.ends_with(&have) && have.split(' ').count() >= 3 {
+                // A heading-prefixed snippet (`Heading: text`, `## Heading text`).
+                1
+            } else {
+                continue;
+            }
+        };
+        let distance = entry.start_line.abs_diff(old_start);
+        let better = match best {
+            None => true,
+            Some((q, d, _)) => quality > q || (quality == q && distance < d),
+        };
+        if better {
+            best = Some((quality, distance, i));
+        }
+    }
+    best.map_or(Rehydrated::Changed, |(_, _, i)| Rehydrated::Found(i))
+}
+
+/// Lowercase words of the text without list markers, task boxes, heading
+/// marks or trailing annotation comments, single-spaced.
+pub fn normalized(text: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = crate::annotations::split_trailing(line).0.trim();
+        let line = line.trim_start_matches('#').trim_start();
+        let line = ["- ", "* ", "+ "]
+            .iter()
+            .find_map(|m| line.strip_prefix(m))
+            .unwrap_or(line);
+        let line = ["[ ] ", "[x] ", "[X] "]
+            .iter()
+            .find_map(|m| line.strip_prefix(m))
+            .unwrap_or(line);
+        out.extend(line.split_whitespace().map(str::to_lowercase));
+    }
+    out.join(" ")
+}
+
+fn strip_heading_prefix(text: &str, heading: &str) -> String {
+    // Heading paths are joined with " › "; a snippet may carry any part of it.
+    for part in std::iter::once(heading).chain(heading.split(" › ")) {
+        for sep in [": ", " — ", " - ", " "] {
+            if let Some(rest) = text.strip_prefix(&format!("{part}{sep}")) {
+                return rest.to_string();
+            }
+        }
+    }
+    text.to_string()
+}
+
+/// Word-set Jaccard similarity.
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let shared = a.intersection(b).count();
+    shared as f32 / (a.len() + b.len() - shared) as f32
+}
+
+/// Groups near-duplicates. `order` lists item indices strongest first; each
+/// item joins the first group whose leader it is a near-duplicate of, or
+/// leads a new group. Returns, per item, the index of its group's leader.
+pub fn group_near_duplicates(words: &[HashSet<String>], order: &[usize]) -> Vec<usize> {
+    let mut leader = vec![usize::MAX; words.len()];
+    let mut leaders: Vec<usize> = Vec::new();
+    for &i in order {
+        match leaders
+            .iter()
+            .find(|&&l| jaccard(&words[l], &words[i]) >= NEAR_DUPLICATE_JACCARD)
+        {
+            Some(&l) => leader[i] = l,
+            None => {
+                leader[i] = i;
+                leaders.push(i);
+            }
+        }
+    }
+    leader
+}
+
+/// The words compared for near-duplicates.
+pub fn word_set(text: &str) -> HashSet<String> {
+    crate::text::tokens(text).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(entries: &[(u32, &'static str)]) -> Vec<LiveEntry<'static>> {
+        entries
+            .iter()
+            .map(|(line, text)| LiveEntry {
+                start_line: *line,
+                end_line: *line,
+                text,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_moved_entry_is_found_by_its_text() {
+        let file = live(&[(1, "- other"), (5, "- The gateway listens on 8443.")]);
+        assert_eq!(
+            rehydrate("- The gateway listens on 8443.", None, 2, &file),
+            Rehydrated::Found(1)
+        );
+    }
+
+    #[test]
+    fn whitespace_markers_and_annotations_do_not_matter() {
+        let file = live(&[(3, "* the  gateway listens on 8443. <!-- importance: 7 -->")]);
+        assert_eq!(
+            rehydrate("- The gateway listens on 8443.", None, 3, &file),
+            Rehydrated::Found(0)
+        );
+    }
+
+    #[test]
+    fn a_heading_prefixed_snippet_still_matches_its_line() {
+        let file = live(&[(4, "- listens on port 8443 behind the VPN")]);
+        let stored = "Network: - listens on port 8443 behind the VPN";
+        assert_eq!(
+            rehydrate(stored, Some("Network"), 4, &file),
+            Rehydrated::Found(0)
+        );
+        let stored = "## Network\n- listens on port 8443 behind the VPN";
+        assert_eq!(rehydrate(stored, None, 4, &file), Rehydrated::Found(0));
+    }
+
+    #[test]
+    fn an_edited_entry_is_changed() {
+        let file = live(&[(3, "- The gateway listens on 9000.")]);
+        assert_eq!(
+            rehydrate("- The gateway listens on 8443.", None, 3, &file),
+            Rehydrated::Changed
+        );
+        assert_eq!(rehydrate("- x", None, 1, &[]), Rehydrated::Changed);
+    }
+
+    #[test]
+    fn the_nearest_copy_wins() {
+        let file = live(&[(2, "- same fact here"), (20, "- same fact here")]);
+        assert_eq!(
+            rehydrate("- same fact here", None, 18, &file),
+            Rehydrated::Found(1)
+        );
+    }
+
+    #[test]
+    fn near_duplicates_join_the_strongest() {
+        let texts = [
+            "the gateway listens on port 8443 behind the vpn today",
+            "the gateway listens on port 8443 behind the vpn today now",
+            "the database password rotates monthly",
+        ];
+        let words: Vec<HashSet<String>> = texts.iter().map(|t| word_set(t)).collect();
+        // Jaccard of the first two: 9/10.
+        assert_eq!(group_near_duplicates(&words, &[1, 0, 2]), vec![1, 1, 2]);
+    }
+}

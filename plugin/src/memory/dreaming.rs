@@ -1,0 +1,985 @@
+//! The dreaming sweep (`dream.run`, `dream.rollback`): recall signals in,
+//! `DREAMS.md` blocks and gated promotions into `MEMORY.md` out. The
+//! decisions are the pure functions of `crate::dreaming`; this module reads
+//! the files, the ledger and the index, calls the model once, and writes
+//! through hash-checked renames.
+
+use super::writing::one_line;
+use super::{embedding_text, entry_hash, sha256_hex, Memory};
+use crate::api::{SourceClass, SyncRequest, TurnContext};
+use crate::dreaming::candidates::{self, LiveEntry, Rehydrated};
+use crate::dreaming::consolidate::{self, Plan, Promoted, RewriteCheck};
+use crate::dreaming::dreams_md;
+use crate::dreaming::junk::junk_reason;
+use crate::dreaming::signals::{self, Gates, Observed, Scored};
+use crate::error::{MemoryError, Result};
+use crate::index::ChunkRow;
+use crate::layout::{self, Date};
+use crate::ledger::{Promotion, RecallRecord};
+use crate::markdown;
+use crate::model::{CompletionRequest, Message, ModelFailure, Role};
+use std::collections::{HashMap, HashSet};
+
+pub const DREAMS_FILE: &str = "DREAMS.md";
+const DAY_MS: i64 = 86_400_000;
+/// Entries shown per managed block.
+const MAX_STAGED_SHOWN: usize = 50;
+const MAX_THEMES: usize = 5;
+const MAX_LASTING_TRUTHS: usize = 3;
+const SHOWN_CHARS: usize = 240;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    Light,
+    Rem,
+    Deep,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DreamRequest {
+    pub phases: Vec<Phase>,
+    pub dry_run: bool,
+    pub gates: Gates,
+    pub context: TurnContext,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    SourceVanished,
+    SourceChanged,
+    Ineligible,
+    Junk,
+    Duplicate,
+    AlreadyCurated,
+    BelowGate,
+    OverLimit,
+    Promoted,
+    Merged,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateView {
+    pub citation: String,
+    pub text: String,
+    pub source_class: SourceClass,
+    pub signals: Scored,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consolidation {
+    None,
+    ModelRewrite,
+    Deterministic,
+    AppendOnly,
+}
+
+impl Consolidation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Consolidation::None => "none",
+            Consolidation::ModelRewrite => "model rewrite",
+            Consolidation::Deterministic => "deterministic",
+            Consolidation::AppendOnly => "append-only",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DreamReport {
+    pub sweep: u32,
+    pub phases: Vec<Phase>,
+    pub staged: u32,
+    pub themes: u32,
+    pub candidates: Vec<CandidateView>,
+    pub added: Vec<String>,
+    pub merged: Vec<String>,
+    pub superseded: Vec<String>,
+    pub consolidation: Consolidation,
+    pub fallback_reason: Option<String>,
+    pub memory_changed: bool,
+    pub dreams_changed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackReport {
+    pub sweep: u32,
+    pub entries_before: u32,
+    pub entries_after: u32,
+}
+
+/// One recorded entry on its way through the gates.
+struct Candidate {
+    citation: String,
+    path: String,
+    /// The live entry's text (the recorded one when the source is gone).
+    text: String,
+    text_hash: String,
+    row: Option<ChunkRow>,
+    observed: Observed,
+    scored: Scored,
+    verdict: Option<(Verdict, String)>,
+}
+
+impl Candidate {
+    fn class(&self) -> SourceClass {
+        self.row
+            .as_ref()
+            .and_then(|r| r.provenance.as_ref())
+            .map_or(SourceClass::Untrusted, |p| {
+                crate::provenance::lowest(p.source_class, p.file_class)
+            })
+    }
+
+    fn decided(&self) -> bool {
+        self.verdict.is_some()
+    }
+
+    fn set(&mut self, verdict: Verdict, reason: impl Into<String>) {
+        self.verdict = Some((verdict, reason.into()));
+    }
+
+    fn is(&self, verdict: Verdict) -> bool {
+        self.verdict.as_ref().is_some_and(|(v, _)| *v == verdict)
+    }
+
+    /// Staged by the light phase: trusted, sane and live.
+    fn stageable(&self) -> bool {
+        matches!(
+            self.verdict.as_ref().map(|(v, _)| *v),
+            None | Some(
+                Verdict::BelowGate
+                    | Verdict::OverLimit
+                    | Verdict::Promoted
+                    | Verdict::Merged
+                    | Verdict::AlreadyCurated
+            )
+        )
+    }
+
+    /// In `MEMORY.md` (now or before), as far as this sweep knows.
+    fn curated(&self) -> bool {
+        self.is(Verdict::Merged) || self.is(Verdict::AlreadyCurated)
+    }
+}
+
+impl Memory {
+    /// See the WIT `dream.run`.
+    pub fn dream(&mut self, request: &DreamRequest) -> Result<DreamReport> {
+        request
+            .gates
+            .validate()
+            .map_err(MemoryError::InvalidInput)?;
+        let mut phases = if request.phases.is_empty() {
+            vec![Phase::Light, Phase::Rem, Phase::Deep]
+        } else {
+            request.phases.clone()
+        };
+        phases.sort();
+        phases.dedup();
+        let now = request.context.now_ms;
+        self.sync(SyncRequest::default())?;
+        let memory_bytes = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+        let memory_text = match &memory_bytes {
+            None => String::new(),
+            Some(bytes) => String::from_utf8(bytes.clone()).map_err(|_| {
+                MemoryError::InvalidInput(
+                    "MEMORY.md is not valid UTF-8; dreaming does not rewrite it until it is fixed"
+                        .into(),
+                )
+            })?,
+        };
+        let mut candidates = self.gather(&memory_text, &request.gates, now)?;
+        let mut report = DreamReport {
+            sweep: 0,
+            phases: phases.clone(),
+            staged: 0,
+            themes: 0,
+            candidates: Vec::new(),
+            added: Vec::new(),
+            merged: Vec::new(),
+            superseded: Vec::new(),
+            consolidation: Consolidation::None,
+            fallback_reason: None,
+            memory_changed: false,
+            dreams_changed: false,
+        };
+        let dreams_before = self.workspace.read_root_file(DREAMS_FILE)?;
+        let mut dreams = match &dreams_before {
+            None => String::new(),
+            Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        };
+        let mut summary = None;
+        if phases.contains(&Phase::Deep) && !request.dry_run {
+            let promoted: Vec<usize> = (0..candidates.len())
+                .filter(|&i| candidates[i].is(Verdict::Promoted))
+                .collect();
+            if !promoted.is_empty() {
+                self.promote(
+                    &mut candidates,
+                    &promoted,
+                    &memory_text,
+                    memory_bytes.is_some(),
+                    request,
+                    &mut report,
+                )?;
+            }
+            summary = Some(sweep_summary(&candidates, &report, now));
+        }
+        // Light and REM show the sweep's outcome: written after deep, a second
+        // sweep with nothing new renders the same blocks.
+        if phases.contains(&Phase::Light) {
+            let deep_ran = phases.contains(&Phase::Deep) && !request.dry_run;
+            let (body, staged) = light_block(&candidates, &request.gates, now, deep_ran);
+            report.staged = staged;
+            dreams = dreams_md::with_block(&dreams, "light", "## Light Sleep", &body);
+        }
+        if phases.contains(&Phase::Rem) {
+            let (body, themes) = rem_block(&candidates, &request.gates, now);
+            report.themes = themes;
+            dreams = dreams_md::with_block(&dreams, "rem", "## REM Sleep", &body);
+        }
+        // A summary is written when the sweep did something worth reading.
+        let noteworthy = report.memory_changed
+            || report.fallback_reason.is_some()
+            || candidates.iter().any(|c| {
+                c.is(Verdict::SourceVanished)
+                    || c.is(Verdict::SourceChanged)
+                    || c.is(Verdict::OverLimit)
+            });
+        if let Some(summary) = summary.filter(|_| noteworthy) {
+            // The same outcome twice (nothing new) is not logged twice.
+            let digest = sha256_hex(
+                summary
+                    .split_once('\n')
+                    .map_or("", |(_, rest)| rest)
+                    .as_bytes(),
+            );
+            if self.ledger.dream_digest()?.as_deref() != Some(digest.as_str()) {
+                dreams = dreams_md::with_summary(&dreams, &summary);
+                if !request.dry_run {
+                    self.ledger.set_dream_digest(&digest)?;
+                }
+            }
+        }
+        let before_text = dreams_before.as_deref().map(String::from_utf8_lossy);
+        if !request.dry_run && before_text.as_deref() != Some(dreams.as_str()) {
+            let expected = dreams_before.as_deref().map(sha256_hex);
+            report.dreams_changed = self.workspace.replace_root_file(
+                DREAMS_FILE,
+                expected.as_deref(),
+                Some(dreams.as_bytes()),
+                now,
+            )?;
+        }
+        candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
+        report.candidates = candidates.into_iter().map(view).collect();
+        Ok(report)
+    }
+
+    /// Every recorded entry, rehydrated, checked and scored, with the verdict
+    /// of the first check it fails (or `Promoted` for the best that pass).
+    fn gather(&mut self, memory_text: &str, gates: &Gates, now: i64) -> Result<Vec<Candidate>> {
+        let records = self.ledger.recall_records()?;
+        let mut files: HashMap<String, Option<(String, Vec<ChunkRow>)>> = HashMap::new();
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            if !files.contains_key(&record.path) {
+                let loaded = self.live_file(&record.path)?;
+                files.insert(record.path.clone(), loaded);
+            }
+            let file = files.get(&record.path).and_then(|f| f.as_ref());
+            out.push(rehydrated(record, file));
+        }
+        let curated: HashSet<String> = markdown::parse(memory_text)
+            .entries
+            .iter()
+            .map(|e| consolidate::fact_key(&e.text))
+            .collect();
+        let promoted_before: HashMap<String, bool> =
+            self.ledger.promoted_sources()?.into_iter().collect();
+        for c in out.iter_mut().filter(|c| !c.decided()) {
+            let provenance = c.row.as_ref().and_then(|r| r.provenance.clone());
+            match provenance {
+                None => c.set(Verdict::Ineligible, "no provenance record vouches for it"),
+                Some(p) if !p.promotable => {
+                    let why = if p.session_kind != crate::api::SessionKind::Interactive {
+                        format!("written in a {} session", p.session_kind.as_str())
+                    } else {
+                        format!(
+                            "class {} in a file of class {}",
+                            p.source_class.as_str(),
+                            p.file_class.as_str()
+                        )
+                    };
+                    c.set(Verdict::Ineligible, format!("not promotable: {why}"));
+                }
+                Some(_) => {}
+            }
+            if c.decided() {
+                continue;
+            }
+            if let Some(why) = junk_reason(&c.text) {
+                c.set(Verdict::Junk, why);
+            } else if curated.contains(&consolidate::fact_key(&c.text)) {
+                c.set(Verdict::AlreadyCurated, "already in MEMORY.md");
+            } else if let Some(rolled_back) = promoted_before.get(&c.text_hash) {
+                c.set(
+                    Verdict::AlreadyCurated,
+                    if *rolled_back {
+                        "promoted before and rolled back by the owner"
+                    } else {
+                        "promoted in an earlier sweep"
+                    },
+                );
+            }
+        }
+        // Near-duplicates pool their signals into the strongest copy.
+        let mut order: Vec<usize> = (0..out.len()).filter(|&i| !out[i].decided()).collect();
+        order.sort_by(|&a, &b| {
+            (out[b].observed.recalls, out[b].observed.last_recalled_at)
+                .cmp(&(out[a].observed.recalls, out[a].observed.last_recalled_at))
+                .then(out[a].citation.cmp(&out[b].citation))
+        });
+        let words: Vec<HashSet<String>> =
+            out.iter().map(|c| candidates::word_set(&c.text)).collect();
+        let leaders = candidates::group_near_duplicates(&words, &order);
+        for &i in &order {
+            let leader = leaders[i];
+            if leader != i {
+                let absorbed = out[i].observed.clone();
+                out[leader].observed.absorb(&absorbed);
+                let why = format!("near-duplicate of {}", out[leader].citation);
+                out[i].set(Verdict::Duplicate, why);
+            }
+        }
+        for c in out.iter_mut() {
+            let tags = signals::concept_tags(&c.text).len();
+            c.scored = signals::score(&c.observed, tags, now, gates.recency_half_life_days);
+        }
+        let mut passing: Vec<usize> = Vec::new();
+        for (i, c) in out.iter_mut().enumerate().filter(|(_, c)| !c.decided()) {
+            let failed = signals::failed_gates(&c.scored, gates);
+            if failed.is_empty() {
+                passing.push(i);
+            } else {
+                c.set(Verdict::BelowGate, failed.join("; "));
+            }
+        }
+        passing.sort_by(|&a, &b| out[b].scored.score.total_cmp(&out[a].scored.score));
+        for (rank, &i) in passing.iter().enumerate() {
+            if rank < gates.max_promotions as usize {
+                let why = format!("score {:.3}", out[i].scored.score);
+                out[i].set(Verdict::Promoted, why);
+            } else {
+                out[i].set(
+                    Verdict::OverLimit,
+                    format!("at most {} promotions per sweep", gates.max_promotions),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// A memory file's text and indexed entries, `None` when it is gone.
+    fn live_file(&self, path: &str) -> Result<Option<(String, Vec<ChunkRow>)>> {
+        let Ok(memory_path) = layout::memory_path(path) else {
+            return Ok(None);
+        };
+        match self
+            .workspace
+            .read(&memory_path, crate::workspace::MAX_INDEXED_BYTES)
+        {
+            Ok(content) => {
+                let ids = self.index.entry_ids_of(path)?;
+                let rows = self.index.chunks(&ids)?;
+                Ok(Some((content.text, rows)))
+            }
+            Err(MemoryError::NotFound(_)) | Err(MemoryError::AccessDenied(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Consolidates the promoted candidates into `MEMORY.md`.
+    fn promote(
+        &mut self,
+        candidates: &mut [Candidate],
+        promoted: &[usize],
+        memory_text: &str,
+        existed: bool,
+        request: &DreamRequest,
+        report: &mut DreamReport,
+    ) -> Result<()> {
+        let now = request.context.now_ms;
+        let facts: Vec<Promoted> = promoted
+            .iter()
+            .map(|&i| promoted_fact(&candidates[i]))
+            .collect();
+        let keys: HashMap<&str, Option<i64>> = facts
+            .iter()
+            .zip(promoted)
+            .filter_map(|(f, &i)| {
+                let observed = candidates[i]
+                    .row
+                    .as_ref()?
+                    .provenance
+                    .as_ref()?
+                    .observed_at_ms;
+                Some((f.supersedes_key.as_deref()?, observed))
+            })
+            .collect();
+        let retire: HashSet<String> = self
+            .ledger
+            .promoted_lines_with_keys()?
+            .into_iter()
+            .filter(|line| {
+                keys.get(line.supersedes_key.as_str())
+                    .is_some_and(|newer| newer.unwrap_or(i64::MAX) >= line.observed_at.unwrap_or(0))
+            })
+            .map(|line| line.line_hash)
+            .collect();
+        let expected = existed.then(|| sha256_hex(memory_text.as_bytes()));
+        let max_chars = self.settings.bootstrap.max_file_chars;
+
+        // The model's rewrite, or why there is none.
+        let (mut plan, mut consolidation) =
+            match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
+                Ok(text) => (
+                    rewrite_plan(memory_text, text, &facts),
+                    Consolidation::ModelRewrite,
+                ),
+                Err(Fallback::NoModel) => (
+                    consolidate::deterministic(memory_text, &facts, &retire, entry_hash),
+                    Consolidation::Deterministic,
+                ),
+                Err(Fallback::Refused(why)) => {
+                    report.fallback_reason = Some(why);
+                    (
+                        consolidate::deterministic(
+                            memory_text,
+                            &facts,
+                            &HashSet::new(),
+                            entry_hash,
+                        ),
+                        Consolidation::AppendOnly,
+                    )
+                }
+            };
+        // The file the plan was made against: (existed, text).
+        let mut base = (existed, memory_text.to_string());
+        if plan.changes(memory_text) {
+            let written = self.workspace.replace_root_file(
+                layout::MEMORY_FILE,
+                expected.as_deref(),
+                Some(plan.text.as_bytes()),
+                now,
+            )?;
+            if !written {
+                // Someone edited MEMORY.md meanwhile: keep their edit and
+                // append to the file as it is now.
+                let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+                let current_text = current
+                    .as_deref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default();
+                report.fallback_reason = Some(
+                    "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended"
+                        .into(),
+                );
+                consolidation = Consolidation::AppendOnly;
+                plan =
+                    consolidate::deterministic(&current_text, &facts, &HashSet::new(), entry_hash);
+                let expected = current.as_deref().map(sha256_hex);
+                base = (current.is_some(), current_text);
+                if plan.changes(&base.1)
+                    && !self.workspace.replace_root_file(
+                        layout::MEMORY_FILE,
+                        expected.as_deref(),
+                        Some(plan.text.as_bytes()),
+                        now,
+                    )?
+                {
+                    report.fallback_reason = Some(
+                        "MEMORY.md kept changing while the sweep ran; nothing was promoted this time"
+                            .into(),
+                    );
+                    for &i in promoted {
+                        candidates[i].set(Verdict::OverLimit, "deferred: MEMORY.md kept changing");
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        report.memory_changed = plan.changes(&base.1);
+        let merged: HashSet<&str> = plan.merged.iter().map(String::as_str).collect();
+        let promotions: Vec<Promotion> = facts
+            .iter()
+            .zip(promoted)
+            .map(|(fact, &i)| {
+                let c = &candidates[i];
+                let line_hash = line_hash_of(&plan.text, &fact.citation)
+                    .unwrap_or_else(|| entry_hash(&fact.line()));
+                Promotion {
+                    source_path: c.path.clone(),
+                    source_hash: c.text_hash.clone(),
+                    line_hash,
+                    supersedes_key: fact.supersedes_key.clone(),
+                    observed_at: c
+                        .row
+                        .as_ref()
+                        .and_then(|r| r.provenance.as_ref())
+                        .and_then(|p| p.observed_at_ms),
+                    merged: merged.contains(fact.citation.as_str()),
+                }
+            })
+            .collect();
+        let change = report.memory_changed.then(|| {
+            (
+                base.0.then_some(base.1.as_str()),
+                sha256_hex(plan.text.as_bytes()),
+            )
+        });
+        let sweep = self.ledger.record_sweep(
+            now,
+            consolidation.as_str(),
+            change.as_ref().map(|(pre, post)| (*pre, post.as_str())),
+            &promotions,
+        )?;
+        for &i in promoted {
+            if merged.contains(candidates[i].citation.as_str()) {
+                candidates[i].set(Verdict::Merged, "matched an existing MEMORY.md entry");
+            }
+        }
+        report.sweep = sweep as u32;
+        report.added = plan.added;
+        report.merged = plan.merged;
+        report.superseded = plan.superseded;
+        report.consolidation = consolidation;
+        if report.memory_changed {
+            self.sync(SyncRequest::default())?;
+        }
+        Ok(())
+    }
+
+    /// One model turn for the revised file, validated; the reason it was not
+    /// usable otherwise.
+    fn model_rewrite(
+        &self,
+        memory_text: &str,
+        facts: &[Promoted],
+        retire: &HashSet<String>,
+        max_chars: usize,
+        gates: &Gates,
+    ) -> std::result::Result<String, Fallback> {
+        let retire_lines: Vec<String> = markdown::parse(memory_text)
+            .entries
+            .iter()
+            .filter(|e| retire.contains(&entry_hash(&e.text)))
+            .map(|e| e.text.clone())
+            .collect();
+        let (system, user) = consolidate::prompt(memory_text, facts, &retire_lines, max_chars);
+        let request = CompletionRequest {
+            purpose: "dream",
+            messages: vec![
+                Message::new(Role::System, system),
+                Message::new(Role::User, user),
+            ],
+            tools: Vec::new(),
+            max_output_tokens: (max_chars / 3 + 512).min(32_000) as u32,
+            timeout_ms: gates.model_timeout_ms,
+        };
+        let reply = match self.model.complete(&request) {
+            Ok(reply) => reply.text,
+            Err(ModelFailure::Unavailable(_)) => return Err(Fallback::NoModel),
+            Err(failure) => return Err(Fallback::Refused(failure.to_string())),
+        };
+        let untrusted = self
+            .index
+            .untrusted_entry_texts()
+            .map_err(|e| Fallback::Refused(format!("cannot check the reply: {e}")))?;
+        let check = RewriteCheck {
+            old: memory_text,
+            citations: facts.iter().map(|f| f.citation.as_str()).collect(),
+            may_retire: retire,
+            untrusted: &untrusted,
+            max_chars,
+        };
+        consolidate::validate_rewrite(&reply, &check, entry_hash)
+            .map_err(|why| Fallback::Refused(format!("the model's file was refused: {why}")))
+    }
+
+    /// See the WIT `dream.rollback`.
+    pub fn dream_rollback(&mut self, context: &TurnContext) -> Result<RollbackReport> {
+        let Some(change) = self.ledger.last_memory_change()? else {
+            return Err(MemoryError::NotFound(
+                "no sweep has changed MEMORY.md (or every change was rolled back)".into(),
+            ));
+        };
+        let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+        let current_hash = current.as_deref().map(sha256_hex);
+        if current_hash.as_deref() != Some(change.post_hash.as_str()) {
+            return Err(MemoryError::InvalidInput(format!(
+                "MEMORY.md was edited after sweep {}; nothing was overwritten (the pre-image is kept in the ledger)",
+                change.sweep
+            )));
+        }
+        let entries =
+            |text: Option<&str>| text.map_or(0, |t| markdown::parse(t).entries.len() as u32);
+        let current_text = current
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        let replaced = self.workspace.replace_root_file(
+            layout::MEMORY_FILE,
+            current_hash.as_deref(),
+            change.pre_text.as_deref().map(str::as_bytes),
+            context.now_ms,
+        )?;
+        if !replaced {
+            return Err(MemoryError::InvalidInput(
+                "MEMORY.md changed during the rollback; nothing was overwritten".into(),
+            ));
+        }
+        self.ledger.mark_rolled_back(change.sweep, context.now_ms)?;
+        let report = RollbackReport {
+            sweep: change.sweep as u32,
+            entries_before: entries(current_text.as_deref()),
+            entries_after: entries(change.pre_text.as_deref()),
+        };
+        let dreams = self.workspace.read_root_file(DREAMS_FILE)?;
+        let text = dreams
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let note = format!(
+            "### Rollback {}\n\n- MEMORY.md restored to its state before sweep {} ({} entries, was {}); its promotions will not be made again.\n",
+            Date::from_ms(context.now_ms),
+            report.sweep,
+            report.entries_after,
+            report.entries_before
+        );
+        let updated = dreams_md::with_summary(&text, &note);
+        self.workspace.replace_root_file(
+            DREAMS_FILE,
+            dreams.as_deref().map(sha256_hex).as_deref(),
+            Some(updated.as_bytes()),
+            context.now_ms,
+        )?;
+        self.sync(SyncRequest::default())?;
+        Ok(report)
+    }
+}
+
+enum Fallback {
+    NoModel,
+    Refused(String),
+}
+
+/// A recorded entry located in its live file (or found gone).
+fn rehydrated(record: RecallRecord, file: Option<&(String, Vec<ChunkRow>)>) -> Candidate {
+    let observed = Observed {
+        recalls: record.recalls,
+        relevance_sum: record.relevance_sum,
+        relevance_count: record.relevance_count,
+        last_recalled_at: record.last_recalled_at,
+        query_keys: record.query_keys.clone(),
+        days: record.days.clone(),
+    };
+    let recorded_citation = format!(
+        "{}#L{}-L{}",
+        record.path, record.start_line, record.end_line
+    );
+    let mut candidate = Candidate {
+        citation: recorded_citation,
+        path: record.path.clone(),
+        text: record.text.clone(),
+        text_hash: record.text_hash.clone(),
+        row: None,
+        observed,
+        scored: Scored::default(),
+        verdict: None,
+    };
+    let Some((text, rows)) = file else {
+        candidate.set(Verdict::SourceVanished, format!("{} is gone", record.path));
+        return candidate;
+    };
+    let parsed = markdown::parse(text);
+    let live: Vec<LiveEntry<'_>> = parsed
+        .entries
+        .iter()
+        .map(|e| LiveEntry {
+            start_line: e.start_line,
+            end_line: e.end_line,
+            text: &e.text,
+        })
+        .collect();
+    match candidates::rehydrate(
+        &record.text,
+        record.heading.as_deref(),
+        record.start_line,
+        &live,
+    ) {
+        Rehydrated::Changed => {
+            candidate.set(
+                Verdict::SourceChanged,
+                format!("{} no longer holds the entry", record.path),
+            );
+        }
+        Rehydrated::Found(i) => {
+            let entry = &parsed.entries[i];
+            candidate.citation =
+                format!("{}#L{}-L{}", record.path, entry.start_line, entry.end_line);
+            candidate.text = entry.text.clone();
+            candidate.text_hash = entry_hash(&entry.text);
+            candidate.row = rows
+                .iter()
+                .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line)
+                .cloned();
+        }
+    }
+    candidate
+}
+
+/// The `MEMORY.md` entry a candidate becomes: one line, its own triggers
+/// (or its concept tags) and importance (or one from its score).
+fn promoted_fact(c: &Candidate) -> Promoted {
+    let row = c.row.as_ref();
+    let text = one_line(&embedding_text(&c.text));
+    let triggers = match row.map(|r| r.triggers.clone()).filter(|t| !t.is_empty()) {
+        Some(own) => own,
+        None => signals::concept_tags(&text).into_iter().take(3).collect(),
+    };
+    let triggers = triggers
+        .iter()
+        .map(|t| one_line(t).replace([',', ';'], " "))
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let importance = row
+        .and_then(|r| r.importance)
+        .unwrap_or_else(|| ((c.scored.score * 10.0).round() as u8).clamp(3, 10));
+    Promoted {
+        text,
+        citation: c.citation.clone(),
+        triggers,
+        importance,
+        supersedes_key: row
+            .and_then(|r| r.provenance.as_ref())
+            .and_then(|p| p.supersedes_key.clone()),
+    }
+}
+
+/// The plan of an accepted model rewrite, for the report.
+fn rewrite_plan(old: &str, new: String, facts: &[Promoted]) -> Plan {
+    let old_lines: HashSet<&str> = old.lines().collect();
+    let new_lines: HashSet<&str> = new.lines().collect();
+    Plan {
+        added: new
+            .lines()
+            .filter(|l| !old_lines.contains(l) && !l.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
+        merged: facts
+            .iter()
+            .filter(|f| !new.contains(&format!("Source: {}", f.citation)))
+            .map(|f| f.citation.clone())
+            .collect(),
+        superseded: old
+            .lines()
+            .filter(|l| !new_lines.contains(l) && !l.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
+        text: new,
+    }
+}
+
+/// The text hash of the entry of `text` that cites `citation`.
+fn line_hash_of(text: &str, citation: &str) -> Option<String> {
+    let anchor = format!("Source: {citation}");
+    markdown::parse(text)
+        .entries
+        .iter()
+        .find(|e| e.text.contains(&anchor))
+        .map(|e| entry_hash(&e.text))
+}
+
+fn view(c: Candidate) -> CandidateView {
+    let source_class = c.class();
+    let (verdict, reason) = c
+        .verdict
+        .clone()
+        .unwrap_or((Verdict::BelowGate, String::new()));
+    CandidateView {
+        citation: c.citation,
+        // Text nobody vouches for is never shown, not even in a report.
+        text: if verdict == Verdict::Ineligible {
+            String::new()
+        } else {
+            c.text
+        },
+        source_class,
+        signals: c.scored,
+        verdict,
+        reason,
+    }
+}
+
+fn within_days(c: &Candidate, days: u32, now: i64) -> bool {
+    c.observed.last_recalled_at >= now - days as i64 * DAY_MS
+}
+
+/// The light phase's block: recent recalls, deduplicated, staged.
+fn light_block(
+    candidates: &[Candidate],
+    gates: &Gates,
+    now: i64,
+    promoted_now: bool,
+) -> (String, u32) {
+    let mut staged: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.stageable() && within_days(c, gates.light_lookback_days, now))
+        .collect();
+    staged.sort_by(|a, b| {
+        b.scored
+            .score
+            .total_cmp(&a.scored.score)
+            .then(a.citation.cmp(&b.citation))
+    });
+    let mut body = String::new();
+    if staged.is_empty() {
+        body.push_str(&format!(
+            "_Nothing recalled in the last {} days is waiting for promotion._\n",
+            gates.light_lookback_days
+        ));
+    }
+    for c in staged.iter().take(MAX_STAGED_SHOWN) {
+        let status = match c.verdict.as_ref() {
+            Some((Verdict::BelowGate, why)) => format!("staged (needs: {why})"),
+            Some((Verdict::OverLimit, why)) => format!("staged (passed; {why})"),
+            Some((Verdict::AlreadyCurated, why)) if why.contains("rolled back") => {
+                "rolled back by the owner".to_string()
+            }
+            Some((Verdict::AlreadyCurated | Verdict::Merged, _)) => "in MEMORY.md".to_string(),
+            _ if promoted_now => "in MEMORY.md".to_string(),
+            _ => "staged (passes the deep gate)".to_string(),
+        };
+        body.push_str(&format!(
+            "- Candidate: {}\n  - evidence: {}\n  - recalls: {} · distinct queries: {} · days: {}\n  - status: {status}\n",
+            dreams_md::shown(&embedding_text(&c.text), SHOWN_CHARS),
+            c.citation,
+            c.scored.recalls,
+            c.scored.distinct_queries,
+            c.scored.days,
+        ));
+    }
+    (body, staged.len() as u32)
+}
+
+/// The REM phase's block: concepts that keep surfacing, with evidence, and
+/// the strongest candidates as possible lasting truths.
+fn rem_block(candidates: &[Candidate], gates: &Gates, now: i64) -> (String, u32) {
+    let recent: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| {
+            (c.stageable() || c.is(Verdict::AlreadyCurated))
+                && within_days(c, gates.rem_lookback_days, now)
+        })
+        .collect();
+    let mut by_tag: HashMap<String, Vec<&Candidate>> = HashMap::new();
+    for c in &recent {
+        for tag in signals::concept_tags(&c.text) {
+            by_tag.entry(tag).or_default().push(c);
+        }
+    }
+    let mut themes: Vec<(String, Vec<&Candidate>)> =
+        by_tag.into_iter().filter(|(_, cs)| cs.len() >= 2).collect();
+    themes.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    themes.truncate(MAX_THEMES);
+    let mut body = String::from("### Reflections\n\n");
+    if themes.is_empty() {
+        body.push_str(&format!(
+            "_No theme recurred across the last {} days of recalls._\n",
+            gates.rem_lookback_days
+        ));
+    }
+    for (tag, cs) in &themes {
+        let evidence: Vec<&str> = cs.iter().take(3).map(|c| c.citation.as_str()).collect();
+        body.push_str(&format!(
+            "- Theme: `{tag}` kept surfacing across {} memories.\n  - evidence: {}\n",
+            cs.len(),
+            evidence.join(", ")
+        ));
+    }
+    let mut lasting: Vec<&&Candidate> = recent
+        .iter()
+        .filter(|c| c.stageable() && !c.curated() && !c.is(Verdict::Promoted) && c.scored.days >= 2)
+        .collect();
+    lasting.sort_by(|a, b| {
+        b.scored
+            .score
+            .total_cmp(&a.scored.score)
+            .then(a.citation.cmp(&b.citation))
+    });
+    if !lasting.is_empty() {
+        body.push_str("\n### Possible Lasting Truths\n\n");
+        for c in lasting.iter().take(MAX_LASTING_TRUTHS) {
+            body.push_str(&format!(
+                "- {} (evidence: {}; recalled on {} days)\n",
+                dreams_md::shown(&embedding_text(&c.text), SHOWN_CHARS),
+                c.citation,
+                c.scored.days
+            ));
+        }
+    }
+    (body, themes.len() as u32)
+}
+
+/// The deep phase's readable summary: added, merged, superseded, skipped and
+/// why. The first line dates it; the rest is what it did.
+fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> String {
+    let mut s = format!("### Sweep {}\n\n", Date::from_ms(now));
+    s.push_str(&format!(
+        "- Consolidation: {}{}.\n",
+        report.consolidation.as_str(),
+        report
+            .fallback_reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    ));
+    let list = |s: &mut String, title: &str, items: &[String]| {
+        if !items.is_empty() {
+            s.push_str(&format!("- {title}:\n"));
+            for item in items {
+                s.push_str(&format!("  - {}\n", dreams_md::shown(item, SHOWN_CHARS)));
+            }
+        }
+    };
+    let added: Vec<String> = report
+        .added
+        .iter()
+        .map(|line| embedding_text(crate::annotations::split_trailing(line).0))
+        .collect();
+    list(&mut s, "Added", &added);
+    list(&mut s, "Merged into existing entries", &report.merged);
+    list(&mut s, "Superseded", &report.superseded);
+    let skipped: Vec<String> = candidates
+        .iter()
+        .filter_map(|c| {
+            let (verdict, why) = c.verdict.as_ref()?;
+            let shown = matches!(
+                verdict,
+                Verdict::SourceVanished
+                    | Verdict::SourceChanged
+                    | Verdict::Junk
+                    | Verdict::OverLimit
+            ) || (*verdict == Verdict::Ineligible && c.observed.recalls >= 3);
+            shown.then(|| format!("{} — {why}", c.citation))
+        })
+        .collect();
+    list(&mut s, "Skipped", &skipped);
+    if report.added.is_empty() && report.merged.is_empty() && report.superseded.is_empty() {
+        s.push_str("- Nothing entered MEMORY.md.\n");
+    }
+    s
+}
