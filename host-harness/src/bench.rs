@@ -116,3 +116,142 @@ pub fn lane1(session: &mut Session, intents: usize, messages: usize) -> anyhow::
 fn round3(x: f64) -> f64 {
     (x * 1_000.0).round() / 1_000.0
 }
+
+/// Writes the dreaming workspace: `entries` daily-note entries of ten words
+/// from a vocabulary of a thousand, spread over 100 daily notes (the last
+/// 100 days before 2026-12-02), each with a unique tag word `zqN` so a
+/// search can recall exactly that entry.
+pub fn write_dream_workspace(dir: &std::path::Path, entries: usize) -> anyhow::Result<()> {
+    let mut rng = Rng(13);
+    let notes = 100usize;
+    let memory_dir = dir.join("memory");
+    std::fs::create_dir_all(&memory_dir)?;
+    let per_note = entries.div_ceil(notes);
+    for note in 0..notes {
+        // 2026-08-24 + note days: within the 100 days before 2026-12-02.
+        let date = date_after("2026-08-24", note as i64);
+        let mut text = format!("# {date}\n\n");
+        for i in note * per_note..((note + 1) * per_note).min(entries) {
+            text.push_str(&format!("- {} zq{i}.\n", rng.words(10, 1_000).join(" ")));
+        }
+        std::fs::write(memory_dir.join(format!("{date}.md")), text)?;
+    }
+    std::fs::write(
+        dir.join("MEMORY.md"),
+        "# Memory\n\n- The owner keeps notes in Markdown.\n",
+    )?;
+    Ok(())
+}
+
+fn date_after(start: &str, days: i64) -> String {
+    let ms = crate::clock::parse_now(start).expect("a valid date") + days * 86_400_000;
+    crate::cron::format_utc_minute(ms)[..10].to_string()
+}
+
+/// Records `recalled` entries' recalls through real searches (three each:
+/// two queries over two days, one hit per search), then times a dry-run
+/// sweep and a real one (deterministic consolidation) through the sandbox.
+pub fn dream(
+    session: &mut Session,
+    entries: usize,
+    recalled: usize,
+    gates: crate::host::wit_dream::DreamGates,
+) -> anyhow::Result<Value> {
+    use crate::host::wit_dream;
+    let base = session.context();
+    let day = 86_400_000;
+    let step = (entries / recalled.max(1)).max(1);
+    let mut recording = Vec::new();
+    for k in 0..recalled {
+        let e = k * step;
+        for (query, offset) in [
+            (format!("zq{e} first"), -2 * day),
+            (format!("second zq{e}"), -2 * day + 3_600_000),
+            (format!("zq{e} first"), -day),
+        ] {
+            let context = wit::TurnContext {
+                now_ms: base.now_ms + offset,
+                ..base.clone()
+            };
+            recording.push(timed_search(session, query, context)?);
+        }
+    }
+    // The same searches in a cron session record nothing: the difference is
+    // the cost of recording.
+    let mut unrecorded = Vec::new();
+    for k in 0..recalled.min(300) {
+        let context = wit::TurnContext {
+            session_kind: Some(wit::SessionKind::Cron),
+            ..base.clone()
+        };
+        unrecorded.push(timed_search(
+            session,
+            format!("zq{} first", k * step),
+            context,
+        )?);
+    }
+    let mut sweep = |dry_run: bool| -> anyhow::Result<(f64, wit_dream::DreamReport)> {
+        let request = wit_dream::DreamRequest {
+            phases: Vec::new(),
+            dry_run,
+            gates,
+            context: base.clone(),
+        };
+        let started = Instant::now();
+        let report = session
+            .host
+            .dream(&request)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((started.elapsed().as_secs_f64() * 1_000.0, report))
+    };
+    let (explain_ms, explained) = sweep(true)?;
+    let (sweep_ms, report) = sweep(false)?;
+    let (again_ms, _) = sweep(false)?;
+    let passing = explained
+        .candidates
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.verdict,
+                wit_dream::Verdict::Promoted | wit_dream::Verdict::OverLimit
+            )
+        })
+        .count();
+    Ok(json!({
+        "benchmark": "dream-sweep",
+        "entries": entries,
+        "recall_records": explained.candidates.len(),
+        "passing_the_gate": passing,
+        "promoted": report.added.len(),
+        "explain_ms": round3(explain_ms),
+        "sweep_ms": round3(sweep_ms),
+        "second_sweep_ms": round3(again_ms),
+        "search_recorded_median_ms": round3(median(&mut recording)),
+        "search_unrecorded_median_ms": round3(median(&mut unrecorded)),
+    }))
+}
+
+/// One search with one hit, timed around the call into the sandbox (ms).
+fn timed_search(
+    session: &mut Session,
+    query: String,
+    context: wit::TurnContext,
+) -> anyhow::Result<f64> {
+    let request = crate::host::wit_recall::SearchRequest {
+        query,
+        max_results: Some(1),
+        min_score: None,
+        context,
+    };
+    let started = Instant::now();
+    session
+        .host
+        .search(&request)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(started.elapsed().as_secs_f64() * 1_000.0)
+}
+
+fn median(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times.get(times.len() / 2).copied().unwrap_or(0.0)
+}

@@ -396,6 +396,8 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
     let resolved = resolve(&config, &overrides)?;
     let mut now = parse_now(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
     let mut session = Session::open(&resolved, now)?;
+    // The files as `save_files` saw them, for `files_unchanged`.
+    let mut saved: Option<BTreeMap<String, (String, u64)>> = None;
     for (number, step) in scenario.steps.iter().enumerate() {
         let label = format!(
             "{} step {} ({}{})",
@@ -411,12 +413,17 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
             now = parse_now(at).with_context(|| label.clone())?;
             session.now_ms = now;
         }
-        run_step(&mut session, &workspace, step).with_context(|| label)?;
+        run_step(&mut session, &workspace, step, &mut saved).with_context(|| label)?;
     }
     Ok(())
 }
 
-fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Result<()> {
+fn run_step(
+    session: &mut Session,
+    workspace: &Path,
+    step: &Step,
+    saved: &mut Option<BTreeMap<String, (String, u64)>>,
+) -> anyhow::Result<()> {
     let before = if is_component_call(&step.op) {
         Some(snapshot(workspace)?)
     } else {
@@ -440,6 +447,11 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
                 min_score: step.min_score,
                 context: step_context(session, step)?,
             };
+            // `repeat`: the same search N times (recall signals); the last
+            // answer is checked.
+            for _ in 1..step.repeat.unwrap_or(1) {
+                session.host.search(&request).map_err(|e| anyhow!("{e}"))?;
+            }
             Some(
                 session
                     .host
@@ -660,6 +672,23 @@ fn run_step(session: &mut Session, workspace: &Path, step: &Step) -> anyhow::Res
             ))
         }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
+        "save_files" => {
+            *saved = Some(snapshot(workspace)?);
+            None
+        }
+        "files_unchanged" => {
+            let before = saved
+                .as_ref()
+                .context("files_unchanged needs an earlier save_files")?;
+            let after = snapshot(workspace)?;
+            if *before != after {
+                bail!(
+                    "files changed since save_files: {:?}",
+                    changed_paths(before, &after)
+                );
+            }
+            None
+        }
         "read_file" => {
             // The file as a person would see it (runner side, not a call).
             let path = workspace.join(step.path.as_deref().context("read_file needs `path`")?);

@@ -324,6 +324,7 @@ pub fn dream_report(r: &wit_dream::DreamReport) -> Value {
         "added": r.added,
         "merged": r.merged,
         "superseded": r.superseded,
+        "rewritten": r.rewritten,
         "consolidation": consolidation,
         "fallback_reason": r.fallback_reason,
         "memory_changed": r.memory_changed,

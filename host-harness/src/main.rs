@@ -247,6 +247,15 @@ enum Command {
         #[arg(long)]
         max_sweeps: Option<u32>,
     },
+    /// Time a dreaming sweep on a deterministic synthetic workspace through
+    /// the sandbox: ENTRIES daily-note entries, RECALLED of them recalled
+    /// (three searches each, two queries over two days); prints JSON.
+    BenchDream {
+        #[arg(long, default_value_t = 10_000)]
+        entries: usize,
+        #[arg(long, default_value_t = 1_000)]
+        recalled: usize,
+    },
     /// Run the conformance scenarios under DIR.
     Conformance {
         dir: PathBuf,
@@ -341,6 +350,20 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             session.sync_all(false, |_| {}).map_err(call_error)?;
             let mut figures = memory_harness::bench::lane1(&mut session, intents, messages)?;
             figures["entries"] = serde_json::json!(entries);
+            println!("{figures}");
+            Ok(0)
+        }
+        Command::BenchDream { entries, recalled } => {
+            let dir = tempfile::tempdir()?;
+            memory_harness::bench::write_dream_workspace(dir.path(), entries)?;
+            let mut g = g.clone();
+            g.workspace = Some(dir.path().to_path_buf());
+            g.now = g.now.or(Some("2026-12-02T03:00:00Z".into()));
+            g.embedder = g.embedder.or(Some("none".into()));
+            let mut session = open(&g)?;
+            session.sync_all(false, |_| {}).map_err(call_error)?;
+            let gates = session.dream_gates;
+            let figures = memory_harness::bench::dream(&mut session, entries, recalled, gates)?;
             println!("{figures}");
             Ok(0)
         }
@@ -937,7 +960,12 @@ fn search_batch(
                             query: query.to_string(),
                             max_results,
                             min_score,
-                            context: session.context(),
+                            // A batch is an evaluation run, not the agent
+                            // recalling: no session kind, so no recall signals.
+                            context: wit::TurnContext {
+                                session_kind: None,
+                                ..session.context()
+                            },
                         };
                         let started = std::time::Instant::now();
                         match session.host.search(&search) {

@@ -758,6 +758,7 @@ fn dream_report(r: crate::memory::DreamReport) -> wit_dream::DreamReport {
         added: r.added,
         merged: r.merged,
         superseded: r.superseded,
+        rewritten: r.rewritten,
         consolidation: match r.consolidation {
             Consolidation::None => wit_dream::Consolidation::None,
             Consolidation::ModelRewrite => wit_dream::Consolidation::ModelRewrite,

@@ -32,25 +32,30 @@ pub fn rehydrate(
     old_start: u32,
     live: &[LiveEntry<'_>],
 ) -> Rehydrated {
+    // The common case, an unchanged entry, needs no normalising.
+    let exact = live
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.text == recorded)
+        .min_by_key(|(_, e)| e.start_line.abs_diff(old_start));
+    if let Some((i, _)) = exact {
+        return Rehydrated::Found(i);
+    }
     let wanted = normalized(recorded);
     let without_heading = heading.map(|h| strip_heading_prefix(&wanted, &normalized(h)));
     let mut best: Option<(u8, u32, usize)> = None;
     for (i, entry) in live.iter().enumerate() {
-        let quality = if entry.text == recorded {
-            3
+        let have = normalized(entry.text);
+        if have.is_empty() {
+            continue;
+        }
+        let quality = if have == wanted || without_heading.as_deref() == Some(have.as_str()) {
+            2
+        } else if wanted.ends_with(&have) && have.split(' ').count() >= 3 {
+            // A heading-prefixed snippet (`Heading: text`, `## Heading text`).
+            1
         } else {
-            let have = normalized(entry.text);
-            if have.is_empty() {
-                continue;
-            }
-            if have == wanted || without_heading.as_deref() == Some(have.as_str()) {
-                2
-            } else if wanted.ends_with(&have) && have.split(' ').count() >= 3 {
-                // A heading-prefixed snippet (`Heading: text`, `## Heading text`).
-                1
-            } else {
-                continue;
-            }
+            continue;
         };
         let distance = entry.start_line.abs_diff(old_start);
         let better = match best {
@@ -114,7 +119,7 @@ pub fn group_near_duplicates(words: &[HashSet<String>], order: &[usize]) -> Vec<
     for &i in order {
         match leaders
             .iter()
-            .find(|&&l| jaccard(&words[l], &words[i]) >= NEAR_DUPLICATE_JACCARD)
+            .find(|&&l| near_duplicates(&words[l], &words[i]))
         {
             Some(&l) => leader[i] = l,
             None => {
@@ -124,6 +129,14 @@ pub fn group_near_duplicates(words: &[HashSet<String>], order: &[usize]) -> Vec<
         }
     }
     leader
+}
+
+fn near_duplicates(a: &HashSet<String>, b: &HashSet<String>) -> bool {
+    // Jaccard is at most the ratio of the sizes: that rules most pairs out
+    // without an intersection.
+    let (small, large) = (a.len().min(b.len()), a.len().max(b.len()));
+    (small as f32) >= NEAR_DUPLICATE_JACCARD * large as f32
+        && jaccard(a, b) >= NEAR_DUPLICATE_JACCARD
 }
 
 /// The words compared for near-duplicates.

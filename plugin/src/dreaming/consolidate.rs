@@ -36,6 +36,49 @@ impl Promoted {
     }
 }
 
+/// Most trigger phrases given to a promoted entry.
+pub const MAX_DERIVED_TRIGGERS: usize = 3;
+
+/// Trigger phrases for an entry promoted without its own: the queries that
+/// kept recalling it, reduced to the entry's own words (as written in the
+/// entry, so no query can put foreign words into `MEMORY.md`), two words or
+/// more; failing that, its first two concept words.
+pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
+    let mut own: Vec<(String, String)> = Vec::new(); // (stem, word as written)
+    for token in crate::text::tokens(text).filter(|t| !crate::text::is_stop_word(t)) {
+        let stem = crate::text::stem(&token);
+        if !own.iter().any(|(s, _)| *s == stem) {
+            own.push((stem, token));
+        }
+    }
+    let mut phrases: Vec<String> = Vec::new();
+    for key in query_keys {
+        let wanted: HashSet<&str> = key.split(' ').collect();
+        let words: Vec<&str> = own
+            .iter()
+            .filter(|(stem, _)| wanted.contains(stem.as_str()))
+            .map(|(_, word)| word.as_str())
+            .take(4)
+            .collect();
+        let phrase = words.join(" ");
+        if words.len() >= 2 && !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+        if phrases.len() == MAX_DERIVED_TRIGGERS {
+            break;
+        }
+    }
+    if phrases.is_empty() {
+        let tags = super::signals::concept_tags(text);
+        if tags.len() >= 2 {
+            phrases.push(format!("{} {}", tags[0], tags[1]));
+        } else if let Some(tag) = tags.first() {
+            phrases.push(tag.clone());
+        }
+    }
+    phrases
+}
+
 /// What a consolidation does to `MEMORY.md`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Plan {
@@ -46,6 +89,8 @@ pub struct Plan {
     pub merged: Vec<String>,
     /// Lines removed because a newer promoted entry supersedes them.
     pub superseded: Vec<String>,
+    /// Other lines a model rewrite changed or merged away.
+    pub rewritten: Vec<String>,
 }
 
 impl Plan {
@@ -443,6 +488,25 @@ mod tests {
             max_chars: 500,
         };
         assert!(validate_rewrite(reply, &c, hash).is_ok());
+    }
+
+    #[test]
+    fn triggers_come_from_recalling_queries_in_the_entrys_words() {
+        let text = "The gateway listens on port 8443 behind the office VPN.";
+        let keys: Vec<String> = [
+            "gateway port",
+            "which port does the gateway use",
+            "office vpn gateway",
+            "evil words only",
+        ]
+        .iter()
+        .map(|q| super::super::signals::query_key(q).unwrap())
+        .collect();
+        assert_eq!(
+            derive_triggers(text, &keys),
+            vec!["gateway port", "gateway office vpn"]
+        );
+        assert_eq!(derive_triggers(text, &[]), vec!["gateway listens"]);
     }
 
     #[test]

@@ -73,10 +73,10 @@ impl Ledger {
         if recalls.is_empty() {
             return Ok(());
         }
-        self.conn.transaction(|| {
+        self.signals.transaction(|| {
             for r in recalls {
                 let (sum, count) = r.relevance.map_or((0.0, 0), |v| (v as f64, 1));
-                self.conn.execute(
+                self.signals.execute(
                     "INSERT INTO recall_entries (path, text_hash, text, heading, start_line, end_line, recalls, relevance_sum, relevance_count, first_recalled_at, last_recalled_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?9)
                      ON CONFLICT (path, text_hash) DO UPDATE SET
@@ -99,7 +99,7 @@ impl Ledger {
                     ],
                 )?;
                 let id = self
-                    .conn
+                    .signals
                     .query_row(
                         "SELECT id FROM recall_entries WHERE path = ?1 AND text_hash = ?2",
                         &[Value::Text(r.path), Value::Text(&r.text_hash)],
@@ -107,13 +107,13 @@ impl Ledger {
                     )?
                     .ok_or_else(|| DbError::misuse("a recorded recall vanished"))?;
                 if let Some(key) = r.query_key {
-                    self.conn.execute(
+                    self.signals.execute(
                         "INSERT INTO recall_queries (entry_id, query_key) VALUES (?1, ?2)
                          ON CONFLICT DO UPDATE SET hits = hits + 1",
                         &[Value::Integer(id), Value::Text(key)],
                     )?;
                 }
-                self.conn.execute(
+                self.signals.execute(
                     "INSERT OR IGNORE INTO recall_days (entry_id, day) VALUES (?1, ?2)",
                     &[Value::Integer(id), Value::Text(r.day)],
                 )?;
@@ -125,22 +125,22 @@ impl Ledger {
     /// Every recalled entry with its queries and days.
     pub fn recall_records(&self) -> Result<Vec<RecallRecord>, DbError> {
         let mut queries: std::collections::HashMap<i64, Vec<String>> = Default::default();
-        for (id, key) in self.conn.query(
-            "SELECT entry_id, query_key FROM recall_queries ORDER BY entry_id, query_key",
+        for (id, key) in self.signals.query(
+            "SELECT entry_id, query_key FROM recall_queries ORDER BY entry_id, hits DESC, query_key",
             &[],
             |r| Ok((r.get_i64(0), r.get_text(1))),
         )? {
             queries.entry(id).or_default().push(key);
         }
         let mut days: std::collections::HashMap<i64, Vec<String>> = Default::default();
-        for (id, day) in self.conn.query(
+        for (id, day) in self.signals.query(
             "SELECT entry_id, day FROM recall_days ORDER BY entry_id, day",
             &[],
             |r| Ok((r.get_i64(0), r.get_text(1))),
         )? {
             days.entry(id).or_default().push(day);
         }
-        self.conn.query(
+        self.signals.query(
             "SELECT id, path, text_hash, text, heading, start_line, end_line, recalls, relevance_sum, relevance_count, first_recalled_at, last_recalled_at
              FROM recall_entries ORDER BY id",
             &[],
@@ -272,5 +272,53 @@ impl Ledger {
 
     pub fn set_dream_digest(&self, digest: &str) -> Result<(), DbError> {
         self.set_meta("dream_digest", digest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recall<'a>(text: &'a str, query: Option<&'a str>, day: &'a str, at: i64) -> Recall<'a> {
+        Recall {
+            path: "memory/2026-11-28.md",
+            text_hash: crate::memory::entry_hash(text),
+            text,
+            heading: None,
+            start_line: 3,
+            end_line: 3,
+            relevance: query.map(|_| 0.5),
+            query_key: query,
+            day,
+            at_ms: at,
+        }
+    }
+
+    #[test]
+    fn recalls_accumulate_per_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("provenance.sqlite"), None, 0).unwrap();
+        ledger
+            .record_recalls(&[recall("- a fact", Some("gateway port"), "2026-11-30", 10)])
+            .unwrap();
+        ledger
+            .record_recalls(&[
+                recall("- a fact", Some("gateway port"), "2026-12-01", 20),
+                recall("- a fact", None, "2026-12-01", 30),
+                recall("- other", Some("x y"), "2026-12-01", 30),
+            ])
+            .unwrap();
+        let records = ledger.recall_records().unwrap();
+        assert_eq!(records.len(), 2);
+        let fact = &records[0];
+        assert_eq!((fact.recalls, fact.relevance_count), (3, 2));
+        assert_eq!((fact.first_recalled_at, fact.last_recalled_at), (10, 30));
+        assert_eq!(fact.query_keys, vec!["gateway port"]);
+        assert_eq!(fact.days, vec!["2026-11-30", "2026-12-01"]);
+        assert!((fact.relevance_sum - 1.0).abs() < 1e-9);
+        // Signals survive a reopen.
+        drop(ledger);
+        let ledger = Ledger::open(&dir.path().join("provenance.sqlite"), None, 0).unwrap();
+        assert_eq!(ledger.recall_records().unwrap().len(), 2);
     }
 }

@@ -13,6 +13,9 @@ mod dreaming;
 pub use dreaming::{PromotedLine, Promotion, Recall, RecallRecord, SweepChange};
 
 const SCHEMA: &str = include_str!("schema.sql");
+const SIGNALS_SCHEMA: &str = include_str!("signals.sql");
+/// The recall signals, beside the ledger.
+pub const SIGNALS_FILE_NAME: &str = "recalls.sqlite";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileLedger {
@@ -37,8 +40,21 @@ pub struct Segment {
 
 pub struct Ledger {
     conn: Connection,
+    /// Recall signals (`recalls.sqlite`): written on the reply path, not synced.
+    signals: Connection,
     id: String,
     lost: Option<String>,
+}
+
+fn open_signals(path: &Path, now_ms: i64) -> Result<Connection, DbError> {
+    match Ledger::open_checked_signals(path) {
+        Err(error) if error.is_corrupt() => {
+            let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
+            let _ = std::fs::rename(path, &aside);
+            Ledger::open_checked_signals(path)
+        }
+        other => other,
+    }
 }
 
 impl Ledger {
@@ -57,8 +73,10 @@ impl Ledger {
             }
             Err(error) => return Err(error),
         };
+        let signals = open_signals(&path.with_file_name(SIGNALS_FILE_NAME), now_ms)?;
         let mut ledger = Ledger {
             conn,
+            signals,
             id: String::new(),
             lost: None,
         };
@@ -93,6 +111,18 @@ impl Ledger {
         }
         ledger.lost = ledger.meta("lost")?;
         Ok(ledger)
+    }
+
+    /// The recall-signal store: usage data, so a damaged one is set aside
+    /// and started anew rather than failing the memory.
+    fn open_checked_signals(path: &Path) -> Result<Connection, DbError> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
+        )?;
+        conn.execute_batch(SIGNALS_SCHEMA)?;
+        conn.query_row("SELECT count(*) FROM recall_entries", &[], |_| Ok(()))?;
+        Ok(conn)
     }
 
     fn open_checked(path: &Path) -> Result<Connection, DbError> {

@@ -79,38 +79,6 @@ CREATE TABLE IF NOT EXISTS intents (
   trigger_vector BLOB                        -- semantic intents only
 );
 
--- Recall signals for dreaming: one row per entry of a daily or topic note
--- recalled in an interactive session, keyed by its file and text. Usage is
--- not derivable from the files, so it lives with the durable records.
-CREATE TABLE IF NOT EXISTS recall_entries (
-  id                INTEGER PRIMARY KEY,
-  path              TEXT NOT NULL,
-  text_hash         TEXT NOT NULL,     -- sha-256 of the entry text as indexed
-  text              TEXT NOT NULL,     -- the entry as last recalled (rehydration)
-  heading           TEXT,
-  start_line        INTEGER NOT NULL,
-  end_line          INTEGER NOT NULL,
-  recalls           INTEGER NOT NULL DEFAULT 0,
-  relevance_sum     REAL NOT NULL DEFAULT 0,  -- over search hits only
-  relevance_count   INTEGER NOT NULL DEFAULT 0,
-  first_recalled_at INTEGER NOT NULL,
-  last_recalled_at  INTEGER NOT NULL,
-  UNIQUE (path, text_hash)
-);
--- Normalised queries that recalled an entry.
-CREATE TABLE IF NOT EXISTS recall_queries (
-  entry_id  INTEGER NOT NULL,
-  query_key TEXT NOT NULL,
-  hits      INTEGER NOT NULL DEFAULT 1,
-  PRIMARY KEY (entry_id, query_key)
-) WITHOUT ROWID;
--- Days (UTC, YYYY-MM-DD) an entry was recalled on.
-CREATE TABLE IF NOT EXISTS recall_days (
-  entry_id INTEGER NOT NULL,
-  day      TEXT NOT NULL,
-  PRIMARY KEY (entry_id, day)
-) WITHOUT ROWID;
-
 -- Dreaming sweeps that wrote something.
 CREATE TABLE IF NOT EXISTS dream_sweeps (
   id            INTEGER PRIMARY KEY,

@@ -96,6 +96,7 @@ pub struct DreamReport {
     pub added: Vec<String>,
     pub merged: Vec<String>,
     pub superseded: Vec<String>,
+    pub rewritten: Vec<String>,
     pub consolidation: Consolidation,
     pub fallback_reason: Option<String>,
     pub memory_changed: bool,
@@ -200,6 +201,7 @@ impl Memory {
             added: Vec::new(),
             merged: Vec::new(),
             superseded: Vec::new(),
+            rewritten: Vec::new(),
             consolidation: Consolidation::None,
             fallback_reason: None,
             memory_changed: false,
@@ -282,7 +284,7 @@ impl Memory {
     /// of the first check it fails (or `Promoted` for the best that pass).
     fn gather(&mut self, memory_text: &str, gates: &Gates, now: i64) -> Result<Vec<Candidate>> {
         let records = self.ledger.recall_records()?;
-        let mut files: HashMap<String, Option<(String, Vec<ChunkRow>)>> = HashMap::new();
+        let mut files: HashMap<String, Option<LiveFile>> = HashMap::new();
         let mut out = Vec::with_capacity(records.len());
         for record in records {
             if !files.contains_key(&record.path) {
@@ -382,8 +384,8 @@ impl Memory {
         Ok(out)
     }
 
-    /// A memory file's text and indexed entries, `None` when it is gone.
-    fn live_file(&self, path: &str) -> Result<Option<(String, Vec<ChunkRow>)>> {
+    /// A memory file's entries and their index rows, `None` when it is gone.
+    fn live_file(&self, path: &str) -> Result<Option<LiveFile>> {
         let Ok(memory_path) = layout::memory_path(path) else {
             return Ok(None);
         };
@@ -393,8 +395,10 @@ impl Memory {
         {
             Ok(content) => {
                 let ids = self.index.entry_ids_of(path)?;
-                let rows = self.index.chunks(&ids)?;
-                Ok(Some((content.text, rows)))
+                Ok(Some(LiveFile {
+                    entries: markdown::parse(&content.text).entries,
+                    rows: self.index.chunks(&ids)?,
+                }))
             }
             Err(MemoryError::NotFound(_)) | Err(MemoryError::AccessDenied(_)) => Ok(None),
             Err(error) => Err(error),
@@ -446,7 +450,7 @@ impl Memory {
         let (mut plan, mut consolidation) =
             match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
                 Ok(text) => (
-                    rewrite_plan(memory_text, text, &facts),
+                    rewrite_plan(memory_text, text, &facts, &retire),
                     Consolidation::ModelRewrite,
                 ),
                 Err(Fallback::NoModel) => (
@@ -555,6 +559,7 @@ impl Memory {
         report.added = plan.added;
         report.merged = plan.merged;
         report.superseded = plan.superseded;
+        report.rewritten = plan.rewritten;
         report.consolidation = consolidation;
         if report.memory_changed {
             self.sync(SyncRequest::default())?;
@@ -676,7 +681,13 @@ enum Fallback {
 }
 
 /// A recorded entry located in its live file (or found gone).
-fn rehydrated(record: RecallRecord, file: Option<&(String, Vec<ChunkRow>)>) -> Candidate {
+/// A recalled entry's file as it is now, parsed once per sweep.
+struct LiveFile {
+    entries: Vec<markdown::Entry>,
+    rows: Vec<ChunkRow>,
+}
+
+fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
     let observed = Observed {
         recalls: record.recalls,
         relevance_sum: record.relevance_sum,
@@ -699,12 +710,11 @@ fn rehydrated(record: RecallRecord, file: Option<&(String, Vec<ChunkRow>)>) -> C
         scored: Scored::default(),
         verdict: None,
     };
-    let Some((text, rows)) = file else {
+    let Some(file) = file else {
         candidate.set(Verdict::SourceVanished, format!("{} is gone", record.path));
         return candidate;
     };
-    let parsed = markdown::parse(text);
-    let live: Vec<LiveEntry<'_>> = parsed
+    let live: Vec<LiveEntry<'_>> = file
         .entries
         .iter()
         .map(|e| LiveEntry {
@@ -726,12 +736,13 @@ fn rehydrated(record: RecallRecord, file: Option<&(String, Vec<ChunkRow>)>) -> C
             );
         }
         Rehydrated::Found(i) => {
-            let entry = &parsed.entries[i];
+            let entry = &file.entries[i];
             candidate.citation =
                 format!("{}#L{}-L{}", record.path, entry.start_line, entry.end_line);
             candidate.text = entry.text.clone();
             candidate.text_hash = entry_hash(&entry.text);
-            candidate.row = rows
+            candidate.row = file
+                .rows
                 .iter()
                 .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line)
                 .cloned();
@@ -747,7 +758,7 @@ fn promoted_fact(c: &Candidate) -> Promoted {
     let text = one_line(&embedding_text(&c.text));
     let triggers = match row.map(|r| r.triggers.clone()).filter(|t| !t.is_empty()) {
         Some(own) => own,
-        None => signals::concept_tags(&text).into_iter().take(3).collect(),
+        None => consolidate::derive_triggers(&text, &c.observed.query_keys),
     };
     let triggers = triggers
         .iter()
@@ -769,10 +780,34 @@ fn promoted_fact(c: &Candidate) -> Promoted {
     }
 }
 
-/// The plan of an accepted model rewrite, for the report.
-fn rewrite_plan(old: &str, new: String, facts: &[Promoted]) -> Plan {
-    let old_lines: HashSet<&str> = old.lines().collect();
+/// The plan of an accepted model rewrite, for the report: lines it added,
+/// candidates it merged into existing entries (their text is not an entry
+/// of its own), retired entries it removed, and other lines it changed.
+fn rewrite_plan(old: &str, new: String, facts: &[Promoted], retire: &HashSet<String>) -> Plan {
     let new_lines: HashSet<&str> = new.lines().collect();
+    let old_lines: HashSet<&str> = old.lines().collect();
+    let new_keys: HashSet<String> = markdown::parse(&new)
+        .entries
+        .iter()
+        .map(|e| consolidate::fact_key(&e.text))
+        .collect();
+    let mut superseded = Vec::new();
+    let mut rewritten = Vec::new();
+    for entry in markdown::parse(old).entries {
+        let lines: Vec<&str> = old
+            .lines()
+            .skip(entry.start_line as usize - 1)
+            .take((entry.end_line - entry.start_line + 1) as usize)
+            .collect();
+        if lines.iter().all(|l| new_lines.contains(l)) {
+            continue;
+        }
+        if retire.contains(&entry_hash(&entry.text)) {
+            superseded.push(lines.join("\n"));
+        } else {
+            rewritten.push(lines.join("\n"));
+        }
+    }
     Plan {
         added: new
             .lines()
@@ -781,14 +816,11 @@ fn rewrite_plan(old: &str, new: String, facts: &[Promoted]) -> Plan {
             .collect(),
         merged: facts
             .iter()
-            .filter(|f| !new.contains(&format!("Source: {}", f.citation)))
+            .filter(|f| !new_keys.contains(&consolidate::fact_key(&f.text)))
             .map(|f| f.citation.clone())
             .collect(),
-        superseded: old
-            .lines()
-            .filter(|l| !new_lines.contains(l) && !l.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
+        superseded,
+        rewritten,
         text: new,
     }
 }
@@ -963,6 +995,7 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
     list(&mut s, "Added", &added);
     list(&mut s, "Merged into existing entries", &report.merged);
     list(&mut s, "Superseded", &report.superseded);
+    list(&mut s, "Rewritten by the model", &report.rewritten);
     let skipped: Vec<String> = candidates
         .iter()
         .filter_map(|c| {
@@ -978,7 +1011,11 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
         })
         .collect();
     list(&mut s, "Skipped", &skipped);
-    if report.added.is_empty() && report.merged.is_empty() && report.superseded.is_empty() {
+    if report.added.is_empty()
+        && report.merged.is_empty()
+        && report.superseded.is_empty()
+        && report.rewritten.is_empty()
+    {
         s.push_str("- Nothing entered MEMORY.md.\n");
     }
     s
