@@ -207,11 +207,6 @@ impl Memory {
             memory_changed: false,
             dreams_changed: false,
         };
-        let dreams_before = self.workspace.read_root_file(DREAMS_FILE)?;
-        let mut dreams = match &dreams_before {
-            None => String::new(),
-            Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        };
         let mut summary = None;
         if phases.contains(&Phase::Deep) && !request.dry_run {
             let promoted: Vec<usize> = (0..candidates.len())
@@ -231,18 +226,20 @@ impl Memory {
         }
         // Light and REM show the sweep's outcome: written after deep, a second
         // sweep with nothing new renders the same blocks.
+        let mut blocks: Vec<(&str, &str, String)> = Vec::new();
         if phases.contains(&Phase::Light) {
             let deep_ran = phases.contains(&Phase::Deep) && !request.dry_run;
             let (body, staged) = light_block(&candidates, &request.gates, now, deep_ran);
             report.staged = staged;
-            dreams = dreams_md::with_block(&dreams, "light", "## Light Sleep", &body);
+            blocks.push(("light", "## Light Sleep", body));
         }
         if phases.contains(&Phase::Rem) {
             let (body, themes) = rem_block(&candidates, &request.gates, now);
             report.themes = themes;
-            dreams = dreams_md::with_block(&dreams, "rem", "## REM Sleep", &body);
+            blocks.push(("rem", "## REM Sleep", body));
         }
-        // A summary is written when the sweep did something worth reading.
+        // A summary is written when the sweep did something worth reading,
+        // and the same outcome (nothing new) is not logged twice.
         let noteworthy = report.memory_changed
             || report.fallback_reason.is_some()
             || candidates.iter().any(|c| {
@@ -250,34 +247,65 @@ impl Memory {
                     || c.is(Verdict::SourceChanged)
                     || c.is(Verdict::OverLimit)
             });
-        if let Some(summary) = summary.filter(|_| noteworthy) {
-            // The same outcome twice (nothing new) is not logged twice.
-            let digest = sha256_hex(
-                summary
-                    .split_once('\n')
-                    .map_or("", |(_, rest)| rest)
-                    .as_bytes(),
-            );
-            if self.ledger.dream_digest()?.as_deref() != Some(digest.as_str()) {
-                dreams = dreams_md::with_summary(&dreams, &summary);
-                if !request.dry_run {
-                    self.ledger.set_dream_digest(&digest)?;
+        let mut summary = summary.filter(|_| noteworthy);
+        let digest = summary
+            .as_deref()
+            .map(|s| sha256_hex(s.split_once('\n').map_or("", |(_, rest)| rest).as_bytes()));
+        if digest.is_some() && self.ledger.dream_digest()? == digest {
+            summary = None;
+        }
+        if !request.dry_run {
+            report.dreams_changed = self.write_dreams(&blocks, summary.as_deref(), now)?;
+            if report.dreams_changed && summary.is_some() {
+                if let Some(digest) = &digest {
+                    self.ledger.set_dream_digest(digest)?;
                 }
             }
-        }
-        let before_text = dreams_before.as_deref().map(String::from_utf8_lossy);
-        if !request.dry_run && before_text.as_deref() != Some(dreams.as_str()) {
-            let expected = dreams_before.as_deref().map(sha256_hex);
-            report.dreams_changed = self.workspace.replace_root_file(
-                DREAMS_FILE,
-                expected.as_deref(),
-                Some(dreams.as_bytes()),
-                now,
-            )?;
         }
         candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
         report.candidates = candidates.into_iter().map(view).collect();
         Ok(report)
+    }
+
+    /// Writes the managed blocks and the summary into `DREAMS.md`, keeping
+    /// everything else in it; when someone saves the file meanwhile, the
+    /// sweep's part is applied again to their version (twice at most).
+    fn write_dreams(
+        &self,
+        blocks: &[(&str, &str, String)],
+        summary: Option<&str>,
+        now: i64,
+    ) -> Result<bool> {
+        if blocks.is_empty() && summary.is_none() {
+            return Ok(false);
+        }
+        for _ in 0..2 {
+            let before = self.workspace.read_root_file(DREAMS_FILE)?;
+            let text = before
+                .as_deref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            let mut after = text.clone();
+            for (phase, heading, body) in blocks {
+                after = dreams_md::with_block(&after, phase, heading, body);
+            }
+            if let Some(summary) = summary {
+                after = dreams_md::with_summary(&after, summary);
+            }
+            if before.is_some() && after == text {
+                return Ok(false);
+            }
+            let expected = before.as_deref().map(sha256_hex);
+            if self.workspace.replace_root_file(
+                DREAMS_FILE,
+                expected.as_deref(),
+                Some(after.as_bytes()),
+                now,
+            )? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Every recorded entry, rehydrated, checked and scored, with the verdict
@@ -616,6 +644,11 @@ impl Memory {
 
     /// See the WIT `dream.rollback`.
     pub fn dream_rollback(&mut self, context: &TurnContext) -> Result<RollbackReport> {
+        if !context.sender_is_owner {
+            return Err(MemoryError::AccessDenied(
+                "only the owner can roll back a sweep".into(),
+            ));
+        }
         let Some(change) = self.ledger.last_memory_change()? else {
             return Err(MemoryError::NotFound(
                 "no sweep has changed MEMORY.md (or every change was rolled back)".into(),
@@ -651,11 +684,6 @@ impl Memory {
             entries_before: entries(current_text.as_deref()),
             entries_after: entries(change.pre_text.as_deref()),
         };
-        let dreams = self.workspace.read_root_file(DREAMS_FILE)?;
-        let text = dreams
-            .as_deref()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
         let note = format!(
             "### Rollback {}\n\n- MEMORY.md restored to its state before sweep {} ({} entries, was {}); its promotions will not be made again.\n",
             Date::from_ms(context.now_ms),
@@ -663,13 +691,7 @@ impl Memory {
             report.entries_after,
             report.entries_before
         );
-        let updated = dreams_md::with_summary(&text, &note);
-        self.workspace.replace_root_file(
-            DREAMS_FILE,
-            dreams.as_deref().map(sha256_hex).as_deref(),
-            Some(updated.as_bytes()),
-            context.now_ms,
-        )?;
+        self.write_dreams(&[], Some(&note), context.now_ms)?;
         self.sync(SyncRequest::default())?;
         Ok(report)
     }
