@@ -95,21 +95,32 @@ pub fn state_at(intent: &Intent, now: i64) -> State {
     }
 }
 
-/// Whether the turn is in the intent's channel and sender scope.
-pub fn in_scope(intent: &Intent, channel: Option<&str>, sender: Option<&str>) -> bool {
-    intent.channel.as_deref().is_none_or(|c| Some(c) == channel)
-        && intent.sender.as_deref().is_none_or(|s| Some(s) == sender)
+/// Who a turn is from, for an intent's scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn<'a> {
+    pub channel: Option<&'a str>,
+    pub sender: Option<&'a str>,
+    pub sender_is_owner: bool,
+}
+
+/// Whether the turn is in the intent's channel and sender scope. An intent
+/// scoped to a sender fires for that sender; an unscoped one only on the
+/// owner's turns, so nobody else can read it out or spend its budget.
+pub fn in_scope(intent: &Intent, turn: &Turn<'_>) -> bool {
+    intent
+        .channel
+        .as_deref()
+        .is_none_or(|c| Some(c) == turn.channel)
+        && match intent.sender.as_deref() {
+            Some(s) => Some(s) == turn.sender,
+            None => turn.sender_is_owner,
+        }
 }
 
 /// Whether a message matches an event-based intent: the turn is in scope and
 /// every word of at least one trigger entry is in the message (stemmed).
-pub fn matches(
-    intent: &Intent,
-    message_words: &[String],
-    channel: Option<&str>,
-    sender: Option<&str>,
-) -> bool {
-    in_scope(intent, channel, sender) && lexical_match(intent, message_words)
+pub fn matches(intent: &Intent, message_words: &[String], turn: &Turn<'_>) -> bool {
+    in_scope(intent, turn) && lexical_match(intent, message_words)
 }
 
 fn lexical_match(intent: &Intent, message_words: &[String]) -> bool {
@@ -126,8 +137,7 @@ fn lexical_match(intent: &Intent, message_words: &[String]) -> bool {
 pub fn select(
     intents: &[Intent],
     message_words: &[String],
-    channel: Option<&str>,
-    sender: Option<&str>,
+    turn: &Turn<'_>,
     now: i64,
     size: impl Fn(&Intent) -> usize,
     semantic: impl Fn(&Intent) -> bool,
@@ -141,9 +151,7 @@ pub fn select(
         if intent.due_at.is_some() || state_at(intent, now) != State::Armed {
             continue;
         }
-        if !in_scope(intent, channel, sender)
-            || !(lexical_match(intent, message_words) || semantic(intent))
-        {
+        if !in_scope(intent, turn) || !(lexical_match(intent, message_words) || semantic(intent)) {
             continue;
         }
         let n = size(intent);
@@ -204,28 +212,60 @@ mod tests {
         assert_eq!(state_at(&k, 5_000), State::Armed);
     }
 
+    fn turn<'a>(channel: Option<&'a str>, sender: Option<&'a str>, owner: bool) -> Turn<'a> {
+        Turn {
+            channel,
+            sender,
+            sender_is_owner: owner,
+        }
+    }
+
+    const OWNER: Turn<'static> = Turn {
+        channel: None,
+        sender: None,
+        sender_is_owner: true,
+    };
+
     #[test]
     fn a_match_needs_every_word_of_one_entry_and_the_scope() {
         let i = intent(&["release notes", "ship it"]);
-        assert!(matches(&i, &words("we ship it today"), None, None));
-        assert!(matches(&i, &words("the notes for the release"), None, None));
-        assert!(!matches(&i, &words("release day"), None, None));
+        assert!(matches(&i, &words("we ship it today"), &OWNER));
+        assert!(matches(&i, &words("the notes for the release"), &OWNER));
+        assert!(!matches(&i, &words("release day"), &OWNER));
         let mut scoped = intent(&["release"]);
         scoped.channel = Some("slack".into());
         scoped.sender = Some("dana".into());
         assert!(matches(
             &scoped,
             &words("release"),
-            Some("slack"),
-            Some("dana")
+            &turn(Some("slack"), Some("dana"), false)
         ));
         assert!(!matches(
             &scoped,
             &words("release"),
-            Some("telegram"),
-            Some("dana")
+            &turn(Some("telegram"), Some("dana"), false)
         ));
-        assert!(!matches(&scoped, &words("release"), Some("slack"), None));
+        assert!(!matches(
+            &scoped,
+            &words("release"),
+            &turn(Some("slack"), None, true)
+        ));
+    }
+
+    #[test]
+    fn unscoped_intents_fire_only_for_the_owner() {
+        let i = intent(&["release"]);
+        assert!(matches(
+            &i,
+            &words("release"),
+            &turn(Some("group"), Some("mallory"), true)
+        ));
+        assert!(!matches(
+            &i,
+            &words("release"),
+            &turn(Some("group"), Some("mallory"), false)
+        ));
+        assert!(!matches(&i, &words("release"), &turn(None, None, false)));
     }
 
     #[test]
@@ -238,21 +278,13 @@ mod tests {
             .collect();
         let words = words("release");
         assert_eq!(
-            select(&all, &words, None, None, 0, |_| 100, |_| false),
+            select(&all, &words, &OWNER, 0, |_| 100, |_| false),
             vec![0, 1, 2]
         );
         // The second is too big for what is left; the third still fits.
         let sizes = [500, 800, 600, 100, 100];
         assert_eq!(
-            select(
-                &all,
-                &words,
-                None,
-                None,
-                0,
-                |i| sizes[i.id as usize],
-                |_| false
-            ),
+            select(&all, &words, &OWNER, 0, |i| sizes[i.id as usize], |_| false),
             vec![0, 2, 3]
         );
     }
@@ -264,9 +296,24 @@ mod tests {
         let all = vec![scoped, intent(&["deploy"])];
         let unrelated = words("the quarterly numbers");
         assert_eq!(
-            select(&all, &unrelated, Some("cli"), None, 0, |_| 10, |_| true),
+            select(
+                &all,
+                &unrelated,
+                &turn(Some("cli"), None, true),
+                0,
+                |_| 10,
+                |_| true
+            ),
             vec![1]
         );
-        assert!(select(&all, &unrelated, Some("cli"), None, 0, |_| 10, |_| false).is_empty());
+        assert!(select(
+            &all,
+            &unrelated,
+            &turn(Some("cli"), None, true),
+            0,
+            |_| 10,
+            |_| false
+        )
+        .is_empty());
     }
 }

@@ -329,6 +329,9 @@ impl Memory {
             .collect();
         let promoted_before: HashMap<String, bool> =
             self.ledger.promoted_sources()?.into_iter().collect();
+        // A trusted file may hold a copy of untrusted text (pasted into a
+        // new note): the copy is no more trustworthy than the original.
+        let untrusted = consolidate::UntrustedText::new(&self.index.untrusted_entry_texts()?);
         for c in out.iter_mut().filter(|c| !c.decided()) {
             let provenance = c.row.as_ref().and_then(|r| r.provenance.clone());
             match provenance {
@@ -350,7 +353,12 @@ impl Memory {
             if c.decided() {
                 continue;
             }
-            if let Some(why) = junk_reason(&c.text) {
+            if untrusted.copied_by(&consolidate::fact_key(&c.text)) {
+                c.set(
+                    Verdict::Ineligible,
+                    "not promotable: it repeats the text of an untrusted or system entry",
+                );
+            } else if let Some(why) = junk_reason(&c.text) {
                 c.set(Verdict::Junk, why);
             } else if curated.contains(&consolidate::fact_key(&c.text)) {
                 c.set(Verdict::AlreadyCurated, "already in MEMORY.md");
@@ -634,6 +642,7 @@ impl Memory {
         let check = RewriteCheck {
             old: memory_text,
             citations: facts.iter().map(|f| f.citation.as_str()).collect(),
+            candidates: facts.iter().map(|f| f.text.as_str()).collect(),
             may_retire: retire,
             untrusted: &untrusted,
             max_chars,

@@ -313,8 +313,11 @@ impl Memory {
         let chosen = intents::select(
             loaded,
             message_words,
-            context.channel.as_deref(),
-            context.sender.as_deref(),
+            &intents::Turn {
+                channel: context.channel.as_deref(),
+                sender: context.sender.as_deref(),
+                sender_is_owner: context.sender_is_owner,
+            },
             now,
             |i| intent_block(i).chars().count(),
             |i| {
