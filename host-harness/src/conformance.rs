@@ -177,6 +177,9 @@ pub struct Step {
     /// `min_unique_queries`, `recency_half_life_days`, `max_promotions`).
     #[serde(default)]
     pub gates: Option<GateOverrides>,
+    /// `search_framing`: text that must never be framed as trusted.
+    #[serde(default)]
+    pub marker: Option<String>,
     /// A subset of the result, with the operators of the README.
     #[serde(default)]
     pub expect: Option<Value>,
@@ -350,12 +353,27 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot read {}", file.display()))?,
     )
     .with_context(|| format!("{} is not a valid scenario", file.display()))?;
+    run_parsed(
+        &scenario,
+        &dir.join("workspace"),
+        &file.display().to_string(),
+        component,
+    )
+}
+
+/// Runs a scenario given as data, with the fixture directory `fixture`
+/// (used when it exists); `label` names it in failures.
+pub fn run_parsed(
+    scenario: &Scenario,
+    fixture: &Path,
+    label: &str,
+    component: &Path,
+) -> anyhow::Result<()> {
     let temp = tempfile::tempdir()?;
     let workspace = temp.path().join("workspace");
     std::fs::create_dir_all(&workspace)?;
-    let fixture = dir.join("workspace");
     if fixture.is_dir() {
-        copy_tree(&fixture, &workspace)?;
+        copy_tree(fixture, &workspace)?;
     }
     let model = match &scenario.model_replies {
         None => "none".to_string(),
@@ -401,7 +419,7 @@ pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
     for (number, step) in scenario.steps.iter().enumerate() {
         let label = format!(
             "{} step {} ({}{})",
-            file.display(),
+            label,
             number + 1,
             step.op,
             step.note
@@ -672,6 +690,38 @@ fn run_step(
             ))
         }
         "model_calls" => Some(Ok(serde_json::json!({"count": session.host.model_calls()}))),
+        "search_framing" => {
+            // Runner-side check of every hit's framing: one block, opened and
+            // closed once (also after removing invisible characters and
+            // mapping look-alike brackets), and text with `marker` never
+            // presented as trusted.
+            let request = wit_recall::SearchRequest {
+                query: step.query.clone().context("search_framing needs `query`")?,
+                max_results: step.max_results.or(Some(20)),
+                min_score: Some(0.0),
+                context: step_context(session, step)?,
+            };
+            let result = session.host.search(&request).map_err(|e| anyhow!("{e}"))?;
+            for hit in &result.hits {
+                check_framing(&hit.framed, &hit.citation)?;
+                if let Some(marker) = &step.marker {
+                    let shown_trusted = hit
+                        .framed
+                        .lines()
+                        .next()
+                        .is_some_and(|l| l.contains("trust=\"trusted\""));
+                    if shown_trusted && hit.snippet.to_lowercase().contains(&marker.to_lowercase())
+                    {
+                        bail!(
+                            "{} holds {marker:?} and is framed as trusted:\n{}",
+                            hit.citation,
+                            hit.framed
+                        );
+                    }
+                }
+            }
+            Some(Ok(serde_json::json!({"hits": result.hits.len()})))
+        }
         "save_files" => {
             *saved = Some(snapshot(workspace)?);
             None
@@ -798,6 +848,31 @@ fn run_step(
         }
         (Err(error), _) => bail!("the call failed: {error}"),
     }
+}
+
+/// One `<memory-recall>` block: it starts and ends the text, and no other
+/// opening or closing tag is in it, however disguised.
+fn check_framing(framed: &str, citation: &str) -> anyhow::Result<()> {
+    let plain: String = framed
+        .chars()
+        .filter(|c| !matches!(*c as u32, 0x200B..=0x200F | 0x2060..=0x2064 | 0xFEFF))
+        .map(|c| match c as u32 {
+            0xFF1C | 0x2039 | 0x2329 | 0x27E8 | 0x3008 | 0xFE64 | 0x02C2 => '<',
+            0xFF1E | 0x203A | 0x232A | 0x27E9 | 0x3009 | 0xFE65 | 0x02C3 => '>',
+            0x2010..=0x2015 | 0x2212 | 0xFE63 | 0xFF0D => '-',
+            _ => c,
+        })
+        .collect::<String>()
+        .to_lowercase();
+    let opens = plain.matches("<memory-").count();
+    let closes = plain.matches("</memory-").count();
+    if !(plain.starts_with("<memory-recall ") && plain.ends_with("</memory-recall>"))
+        || opens != 1
+        || closes != 1
+    {
+        bail!("the framing of {citation} is not one intact block ({opens} openings, {closes} closings):\n{framed}");
+    }
+    Ok(())
 }
 
 fn is_component_call(op: &str) -> bool {

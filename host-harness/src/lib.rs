@@ -11,5 +11,6 @@ pub mod embed;
 pub mod host;
 pub mod json;
 pub mod model;
+pub mod poisoning;
 pub mod project;
 pub mod session;

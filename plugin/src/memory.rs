@@ -115,6 +115,12 @@ pub struct Memory {
     /// Curated entries with triggers or project keys, by index revision
     /// (lane 1).
     lane1_entries: Option<(u64, Vec<inject::Lane1Entry>)>,
+    /// The text of untrusted and system entries, by index revision: a
+    /// trusted-looking copy of it is framed (and gated) as untrusted.
+    untrusted_text: Option<(
+        u64,
+        std::rc::Rc<crate::dreaming::consolidate::UntrustedText>,
+    )>,
 }
 
 impl Memory {
@@ -157,6 +163,7 @@ impl Memory {
             rebuild_note,
             vectors: None,
             lane1_entries: None,
+            untrusted_text: None,
             intents: None,
             answer_cache: Default::default(),
             breaker: Default::default(),
@@ -614,6 +621,7 @@ impl Memory {
             },
         );
         let query_key = crate::dreaming::signals::query_key(&request.query);
+        let untrusted = self.untrusted_text()?;
         let mut recalls: Vec<RecalledRow> = Vec::new();
         let hits = ranked
             .into_iter()
@@ -641,7 +649,7 @@ impl Memory {
                     .unwrap_or_else(|| entry_provenance(&FileTrust::Lost, "", date_ms));
                 let citation = format!("{}#L{}-L{}", row.path, row.start_line, row.end_line);
                 let snippet = text::truncate_chars(&row.text, SNIPPET_CHARS).0.to_string();
-                let shown_class = lowest(provenance.source_class, provenance.file_class);
+                let shown_class = shown_class(&provenance, &row.text, &untrusted);
                 Some(SearchHit {
                     framed: framing::recall_block(&citation, shown_class, &snippet),
                     citation,
@@ -666,6 +674,23 @@ impl Memory {
             },
             degraded,
         })
+    }
+
+    /// The untrusted text of the index as it is now (cached per revision).
+    fn untrusted_text(
+        &mut self,
+    ) -> Attempt<std::rc::Rc<crate::dreaming::consolidate::UntrustedText>> {
+        let revision = self.index.revision()?;
+        if let Some((at, text)) = &self.untrusted_text {
+            if *at == revision {
+                return Ok(text.clone());
+            }
+        }
+        let text = std::rc::Rc::new(crate::dreaming::consolidate::UntrustedText::new(
+            &self.index.untrusted_entry_texts()?,
+        ));
+        self.untrusted_text = Some((revision, text.clone()));
+        Ok(text)
     }
 
     /// Records what a search or a read returned as recalled, for dreaming.
@@ -1019,3 +1044,24 @@ fn is_recallable(path: &str) -> bool {
 
 /// Reads of more entries than this are browsing, not recall.
 const MAX_RECALLED_PER_READ: usize = 3;
+
+/// The class a recalled entry is framed with: the lower of its own and its
+/// file's; system for what a cron, heartbeat or sub-agent session wrote
+/// (scaffolding output, never a candidate); and untrusted for a
+/// trusted-looking entry that repeats the text of an untrusted one (a copy
+/// pasted into a hand-written file).
+fn shown_class(
+    provenance: &Provenance,
+    text: &str,
+    untrusted: &crate::dreaming::consolidate::UntrustedText,
+) -> SourceClass {
+    let class = lowest(provenance.source_class, provenance.file_class);
+    let trusted = matches!(class, SourceClass::Owner | SourceClass::Agent);
+    if trusted && provenance.session_kind != SessionKind::Interactive {
+        SourceClass::System
+    } else if trusted && untrusted.copied_by(&crate::dreaming::consolidate::fact_key(text)) {
+        SourceClass::Untrusted
+    } else {
+        class
+    }
+}

@@ -331,7 +331,7 @@ impl Memory {
             self.ledger.promoted_sources()?.into_iter().collect();
         // A trusted file may hold a copy of untrusted text (pasted into a
         // new note): the copy is no more trustworthy than the original.
-        let untrusted = consolidate::UntrustedText::new(&self.index.untrusted_entry_texts()?);
+        let untrusted = self.untrusted_text().map_err(MemoryError::from)?;
         for c in out.iter_mut().filter(|c| !c.decided()) {
             let provenance = c.row.as_ref().and_then(|r| r.provenance.clone());
             match provenance {
