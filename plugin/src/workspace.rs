@@ -253,6 +253,15 @@ impl Workspace {
         let state = self.join(layout::STATE_DIR);
         std::fs::create_dir_all(&state)
             .map_err(|e| io_error("cannot create", layout::STATE_DIR, &e))?;
+        // A temporary file left by an interrupted replacement is litter.
+        if let Ok(entries) = std::fs::read_dir(&state) {
+            let prefix = format!("{name}.replace-");
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
         let tmp = state.join(format!("{name}.replace-{now_ms}"));
         if let Some(bytes) = bytes {
             let written = std::fs::File::create(&tmp).and_then(|mut f| {

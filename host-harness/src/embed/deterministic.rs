@@ -64,3 +64,27 @@ mod tests {
         assert_eq!(a, HashEmbedder::vector("keep the gateway on loopback"));
     }
 }
+
+/// A faulty embedder for fault scenarios: `nan` answers vectors holding NaN,
+/// `wrong-dims` answers vectors of the wrong length. The component must
+/// refuse both and fall back to lexical recall.
+pub struct FaultyEmbedder {
+    pub nan: bool,
+}
+
+impl Backend for FaultyEmbedder {
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = HashEmbedder::vector(t);
+                if self.nan {
+                    v[0] = f32::NAN;
+                } else {
+                    v.truncate(DIMENSIONS / 2);
+                }
+                v
+            })
+            .collect())
+    }
+}

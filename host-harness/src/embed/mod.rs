@@ -38,6 +38,10 @@ pub enum EmbedderChoice {
     Test,
     /// Always fails, for testing the lexical fallback.
     Failing,
+    /// Vectors holding NaN (fault scenarios).
+    Nan,
+    /// Vectors of the wrong length (fault scenarios).
+    WrongDims,
 }
 
 impl EmbedderChoice {
@@ -47,7 +51,11 @@ impl EmbedderChoice {
             "minilm" | "local" | "all-MiniLM-L6-v2" => EmbedderChoice::MiniLm { model_dir },
             "test" => EmbedderChoice::Test,
             "failing" => EmbedderChoice::Failing,
-            other => anyhow::bail!("unknown embedder {other:?}; use minilm, none, test or failing"),
+            "nan" => EmbedderChoice::Nan,
+            "wrong-dims" => EmbedderChoice::WrongDims,
+            other => anyhow::bail!(
+                "unknown embedder {other:?}; use minilm, none, test, failing, nan or wrong-dims"
+            ),
         })
     }
 }
@@ -77,6 +85,15 @@ impl Lender {
                     Ok(Box::new(deterministic::HashEmbedder) as Box<dyn Backend>)
                 })),
             ),
+            EmbedderChoice::Nan | EmbedderChoice::WrongDims => {
+                let nan = matches!(choice, EmbedderChoice::Nan);
+                (
+                    Some(deterministic::info(if nan { "nan" } else { "wrong-dims" })),
+                    Some(Box::new(move || {
+                        Ok(Box::new(deterministic::FaultyEmbedder { nan }) as Box<dyn Backend>)
+                    }) as Loader),
+                )
+            }
             EmbedderChoice::MiniLm { model_dir } => {
                 let dir = model_dir.clone();
                 (
