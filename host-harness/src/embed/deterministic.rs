@@ -45,26 +45,6 @@ impl Backend for HashEmbedder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        dot / (norm(a) * norm(b))
-    }
-
-    #[test]
-    fn shared_words_are_closer_and_results_repeat() {
-        let a = HashEmbedder::vector("keep the gateway on loopback");
-        let b = HashEmbedder::vector("gateway loopback settings");
-        let c = HashEmbedder::vector("favourite pasta recipe");
-        assert!(cosine(&a, &b) > cosine(&a, &c));
-        assert_eq!(a, HashEmbedder::vector("keep the gateway on loopback"));
-    }
-}
-
 /// A faulty embedder for fault scenarios: `nan` answers vectors holding NaN,
 /// `wrong-dims` answers vectors of the wrong length. The component must
 /// refuse both and fall back to lexical recall.
@@ -86,5 +66,25 @@ impl Backend for FaultyEmbedder {
                 v
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b))
+    }
+
+    #[test]
+    fn shared_words_are_closer_and_results_repeat() {
+        let a = HashEmbedder::vector("keep the gateway on loopback");
+        let b = HashEmbedder::vector("gateway loopback settings");
+        let c = HashEmbedder::vector("favourite pasta recipe");
+        assert!(cosine(&a, &b) > cosine(&a, &c));
+        assert_eq!(a, HashEmbedder::vector("keep the gateway on loopback"));
     }
 }
