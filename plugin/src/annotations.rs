@@ -35,7 +35,13 @@ pub fn split_trailing(line: &str) -> (&str, Annotations) {
                 .push("a comment closes with `-->` but never opens".to_string());
             break;
         };
-        let body = &rest[open + 4..rest.len() - 3];
+        // `<!--->` opens and closes on a shared hyphen: not a comment.
+        let Some(body) = rest.get(open + 4..rest.len() - 3) else {
+            annotations
+                .problems
+                .push("a malformed comment (`<!--->`)".to_string());
+            break;
+        };
         if body.contains("-->") {
             annotations
                 .problems
@@ -177,6 +183,24 @@ pub fn split_project_keys(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comment_sharing_its_hyphens_is_malformed_not_a_crash() {
+        for line in [
+            "- a <!--->",
+            "<!--->",
+            "x <!---->",
+            "- a <!---> <!-- importance: 3 -->",
+        ] {
+            let (kept, found) = split_trailing(line);
+            assert!(line.starts_with(kept));
+            assert!(
+                found.importance.is_none() || line.ends_with("3 -->"),
+                "{line}"
+            );
+        }
+        assert_eq!(split_trailing("- a <!--->").1.problems.len(), 1);
+    }
 
     #[test]
     fn reads_the_seed_example() {

@@ -86,9 +86,19 @@ impl std::fmt::Display for MemoryPath {
 /// `USER.md`, or `memory/<name>.md` directly inside `memory/`. Everything else
 /// (`..`, absolute paths, backslashes, percent escapes, hidden files, other
 /// files such as `AGENTS.md`, `DREAMS.md` or the index) is refused.
+/// Longest memory path accepted, in bytes.
+pub const MAX_PATH_BYTES: usize = 1_024;
+
 pub fn memory_path(raw: &str) -> Result<MemoryPath, MemoryError> {
     if raw.trim().is_empty() {
         return Err(MemoryError::InvalidInput("the path is empty".into()));
+    }
+    // File systems refuse names over 255 bytes; say so instead of an i/o
+    // error, and never echo a huge path back.
+    if raw.len() > MAX_PATH_BYTES || raw.split('/').any(|p| p.len() > 255) {
+        return Err(MemoryError::InvalidInput(format!(
+            "the path is too long (a name is at most 255 bytes, a path {MAX_PATH_BYTES})"
+        )));
     }
     let deny = |why: &str| Err(MemoryError::AccessDenied(format!("{raw:?}: {why}")));
     if raw.starts_with('/') || raw.starts_with('~') {

@@ -13,6 +13,8 @@ pub mod embedding;
 pub mod error;
 pub mod flush;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod intents;
 pub mod layout;

@@ -140,6 +140,7 @@ impl Memory {
                 )));
             }
         }
+        check_triggers(&request.triggers)?;
         let class = classify(request.origin, request.context.sender_is_owner);
         let mut line = entry_line(&text, &request.triggers, request.importance);
         line.push_str(&project_tag(&request.context).unwrap_or_default());
@@ -730,14 +731,55 @@ pub(super) fn one_line(text: &str) -> String {
         .replace("-->", "--&gt;")
 }
 
-/// Control characters and runs of whitespace become single spaces.
+/// Terminal escape sequences (`ESC [ … m`) go; other control characters
+/// and runs of whitespace become single spaces.
 pub(super) fn fold(text: &str) -> String {
-    text.chars()
+    without_escape_sequences(text)
+        .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `text` without ANSI/VT escape sequences: CSI (`ESC [` parameters, a
+/// final byte), OSC (`ESC ]` … BEL or `ESC \\`) and two-byte escapes.
+fn without_escape_sequences(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                // Parameters and intermediates, then one final byte.
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                        if c == '\u{1b}' {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push(' ');
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The project annotation of a write made inside a repository: only the
@@ -757,11 +799,37 @@ pub(super) fn project_tag(context: &TurnContext) -> Option<String> {
     (!escaped.is_empty()).then(|| format!(" <!-- project: {escaped} -->"))
 }
 
+/// Trigger phrases a note may carry, and their length: a written line must
+/// stay well inside what the index reads back (16,384 characters a line).
+pub const MAX_NOTE_TRIGGERS: usize = 16;
+pub const MAX_TRIGGER_CHARS: usize = 100;
+
+fn check_triggers(triggers: &[String]) -> Result<()> {
+    if triggers.len() > MAX_NOTE_TRIGGERS {
+        return Err(MemoryError::TooLarge(format!(
+            "a note carries at most {MAX_NOTE_TRIGGERS} triggers, got {}",
+            triggers.len()
+        )));
+    }
+    if let Some(t) = triggers
+        .iter()
+        .find(|t| t.chars().count() > MAX_TRIGGER_CHARS)
+    {
+        return Err(MemoryError::TooLarge(format!(
+            "a trigger is at most {MAX_TRIGGER_CHARS} characters, got {}",
+            t.chars().count()
+        )));
+    }
+    Ok(())
+}
+
 /// The Markdown line of an entry with its annotations.
 pub(super) fn entry_line(text: &str, triggers: &[String], importance: Option<u8>) -> String {
     let mut line = format!("- {text}");
     let phrases: Vec<String> = triggers
         .iter()
+        // A phrase without a word can never match a message.
+        .filter(|t| t.chars().any(char::is_alphanumeric))
         .map(|t| one_line(t).replace([',', ';'], " "))
         .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|t| !t.is_empty())
@@ -791,6 +859,24 @@ fn line_count(bytes: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_sequences_are_removed_whole() {
+        assert_eq!(
+            fold("bright \u{1b}[1;32mgreen\u{1b}[0m moss"),
+            "bright green moss"
+        );
+        assert_eq!(fold("a\u{1b}]0;title\u{7}b \u{1b}]8;;x\u{1b}\\c"), "a b c");
+        assert_eq!(fold("x\u{1b}"), "x");
+    }
+
+    #[test]
+    fn wordless_triggers_are_not_written() {
+        assert_eq!(
+            entry_line("fact", &["!!!".into(), "-->".into(), "ok go".into()], None),
+            "- fact <!-- trigger: ok go -->"
+        );
+    }
 
     #[test]
     fn notes_cannot_forge_annotations_or_span_lines() {
