@@ -139,7 +139,8 @@ mod tests {
     #[test]
     fn saved_inputs_replay() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions");
-        let targets: [(&str, fn(&str)); 4] = [
+        type Check = fn(&str);
+        let targets: [(&str, Check); 4] = [
             ("markdown", super::markdown),
             ("query", super::query),
             ("transcript", super::transcript),
