@@ -91,6 +91,15 @@ impl Memory {
                 "at most {MAX_TRIGGER_ENTRIES} trigger entries"
             )));
         }
+        if triggers
+            .iter()
+            .any(|t| t.chars().count() > super::writing::MAX_TRIGGER_CHARS)
+        {
+            return Err(MemoryError::TooLarge(format!(
+                "a trigger entry is at most {} characters",
+                super::writing::MAX_TRIGGER_CHARS
+            )));
+        }
         let budget = spec.fire_budget.unwrap_or(if spec.due_at_ms.is_some() {
             1
         } else {
