@@ -255,3 +255,177 @@ fn median(times: &mut [f64]) -> f64 {
     times.sort_by(f64::total_cmp);
     times.get(times.len() / 2).copied().unwrap_or(0.0)
 }
+
+/// Writes `notes` daily notes of about 2 KB (20 entries of 12 words from a
+/// vocabulary of 5,000, plus common words), one a day going back from
+/// 2026-12-01, and returns queries of three words taken from the entries.
+pub fn write_notes_workspace(
+    dir: &std::path::Path,
+    notes: usize,
+    queries: usize,
+) -> anyhow::Result<Vec<String>> {
+    let mut rng = Rng(17);
+    let common = [
+        "the", "team", "meeting", "project", "agreed", "next", "week", "with",
+    ];
+    let memory_dir = dir.join("memory");
+    std::fs::create_dir_all(&memory_dir)?;
+    let mut samples: Vec<Vec<String>> = Vec::new();
+    for n in 0..notes {
+        let date = date_after("2026-12-01", -(n as i64));
+        let suffix = if n >= 3_650 {
+            format!("-{n}")
+        } else {
+            String::new()
+        };
+        let mut text = format!("# {date}\n\n");
+        for _ in 0..20 {
+            let words = rng.words(10, 5_000);
+            let filler = common[(rng.next() % common.len() as u64) as usize];
+            text.push_str(&format!(
+                "- {} {filler} {}.\n",
+                words[..5].join(" "),
+                words[5..].join(" ")
+            ));
+            if samples.len() < queries * 4 && rng.next().is_multiple_of(7) {
+                samples.push(words);
+            }
+        }
+        std::fs::write(memory_dir.join(format!("{date}{suffix}.md")), text)?;
+    }
+    Ok((0..queries)
+        .map(|i| {
+            let words = &samples[i % samples.len().max(1)];
+            format!(
+                "what about {} and {} {}",
+                words[1],
+                words[6],
+                rng.word(5_000)
+            )
+        })
+        .collect())
+}
+
+/// The general benchmark over one notes workspace: indexing (cold, no-op,
+/// one file changed), search, bootstrap, cold start and peak guest memory.
+pub fn notes_suite(
+    mut session: Session,
+    workspace: &std::path::Path,
+    notes: usize,
+    queries: &[String],
+    reopen: &dyn Fn() -> anyhow::Result<Session>,
+) -> anyhow::Result<Value> {
+    use crate::host::{wit_bootstrap, wit_recall};
+    let timed = |f: &mut dyn FnMut() -> anyhow::Result<()>| -> anyhow::Result<f64> {
+        let started = Instant::now();
+        f()?;
+        Ok(started.elapsed().as_secs_f64() * 1_000.0)
+    };
+    let cold = timed(&mut || {
+        session
+            .sync_all(true, |_| {})
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    })?;
+    let noop = timed(&mut || {
+        session
+            .sync_all(false, |_| {})
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    })?;
+    let changed_file = workspace
+        .join("memory")
+        .join(format!("{}.md", date_after("2026-12-01", 0)));
+    let mut text = std::fs::read_to_string(&changed_file)?;
+    text.push_str("- A new line about the harbour crane schedule.\n");
+    std::fs::write(&changed_file, text)?;
+    let one_changed = timed(&mut || {
+        session
+            .sync_all(false, |_| {})
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    })?;
+    let context = wit::TurnContext {
+        session_kind: None, // a benchmark, not the agent recalling
+        ..session.context()
+    };
+    let mut search_times = Vec::new();
+    let mut hits = 0usize;
+    for query in queries {
+        let request = wit_recall::SearchRequest {
+            query: query.clone(),
+            max_results: None,
+            min_score: None,
+            context: context.clone(),
+        };
+        let started = Instant::now();
+        let result = session
+            .host
+            .search(&request)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        search_times.push(started.elapsed().as_secs_f64() * 1_000.0);
+        hits += result.hits.len();
+    }
+    let mut bootstrap_times = Vec::new();
+    for _ in 0..50 {
+        let request = wit_bootstrap::BootstrapRequest {
+            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
+            context: session.context(),
+            known_digest: None,
+        };
+        let started = Instant::now();
+        session
+            .host
+            .bootstrap(&request)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        bootstrap_times.push(started.elapsed().as_secs_f64() * 1_000.0);
+    }
+    let peak = session.host.peak_guest_memory();
+    // One instance per workspace: let go of it before starting new ones.
+    drop(session);
+    // Cold start: a new host over the same workspace (compiled component
+    // from the cache), instantiated, the index opened, the session-start
+    // bootstrap.
+    let mut cold_starts = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let mut fresh = reopen()?;
+        let request = wit_bootstrap::BootstrapRequest {
+            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
+            context: fresh.context(),
+            known_digest: None,
+        };
+        fresh
+            .host
+            .bootstrap(&request)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        cold_starts.push(started.elapsed().as_secs_f64() * 1_000.0);
+    }
+    let (search_median, search_p95) = median_p95(&mut search_times);
+    let (bootstrap_median, _) = median_p95(&mut bootstrap_times);
+    let (cold_start_median, _) = median_p95(&mut cold_starts);
+    Ok(json!({
+        "benchmark": "notes",
+        "notes": notes,
+        "index_cold_ms": round3(cold),
+        "index_notes_per_s": round3(notes as f64 / (cold / 1_000.0)),
+        "resync_noop_ms": round3(noop),
+        "resync_one_changed_ms": round3(one_changed),
+        "queries": queries.len(),
+        "search_median_ms": round3(search_median),
+        "search_p95_ms": round3(search_p95),
+        "hits_per_query": round3(hits as f64 / queries.len().max(1) as f64),
+        "bootstrap_median_ms": round3(bootstrap_median),
+        "cold_start_median_ms": round3(cold_start_median),
+        "peak_guest_memory_mib": round3(peak as f64 / (1024.0 * 1024.0)),
+    }))
+}
+
+fn median_p95(times: &mut [f64]) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    if times.is_empty() {
+        return (0.0, 0.0);
+    }
+    let pick = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
+    (pick(0.5), pick(0.95))
+}

@@ -58,6 +58,8 @@ pub struct HostState {
 struct MemoryCap {
     max_bytes: usize,
     refused: bool,
+    /// The largest linear memory the instance has asked for (and got).
+    peak_bytes: usize,
 }
 
 impl ResourceLimiter for MemoryCap {
@@ -69,6 +71,9 @@ impl ResourceLimiter for MemoryCap {
     ) -> wasmtime::Result<bool> {
         let allowed = desired <= self.max_bytes;
         self.refused |= !allowed;
+        if allowed {
+            self.peak_bytes = self.peak_bytes.max(desired);
+        }
         Ok(allowed)
     }
 
@@ -312,6 +317,10 @@ impl MemoryHost {
     fn instantiate(&mut self) -> Result<Live, CallError> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
+        // The harness calls the component synchronously: let file operations
+        // run on the calling thread instead of a round trip through a
+        // blocking thread pool for every read and write.
+        wasi.allow_blocking_current_thread(true);
         wasi.preopened_dir(&self.workspace, GUEST_WORKSPACE, FsPerms::ReadWrite)
             .map_err(|e| CallError::Host(e.into()))?;
         let state = HostState {
@@ -320,6 +329,7 @@ impl MemoryHost {
             limits: MemoryCap {
                 max_bytes: self.limits.memory_bytes,
                 refused: false,
+                peak_bytes: 0,
             },
             embedder: self.embedder.clone(),
             model: self.model.clone(),
@@ -510,6 +520,14 @@ impl MemoryHost {
         context: &wit::TurnContext,
     ) -> Result<wit_dream::RollbackReport, CallError> {
         self.call(|store, b, m| b.openclaw_memory_dream().call_rollback(store, m, context))
+    }
+
+    /// The largest linear memory the live instance has grown to, in bytes
+    /// (0 before the first call).
+    pub fn peak_guest_memory(&self) -> usize {
+        self.live
+            .as_ref()
+            .map_or(0, |l| l.store.data().limits.peak_bytes)
     }
 
     /// Model-import calls made by the component so far (all instances).

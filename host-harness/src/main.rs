@@ -247,6 +247,18 @@ enum Command {
         #[arg(long)]
         max_sweeps: Option<u32>,
     },
+    /// Benchmark the component through the sandbox on deterministic
+    /// workspaces of NOTES daily notes of ~2 KB each: indexing (cold, no-op,
+    /// one file changed), search median/p95, bootstrap, cold start, peak
+    /// guest memory. Prints one JSON line per size.
+    Bench {
+        /// Workspace sizes, in daily notes.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
+        notes: Vec<usize>,
+        /// Search queries per size.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+    },
     /// Time a dreaming sweep on a deterministic synthetic workspace through
     /// the sandbox: ENTRIES daily-note entries, RECALLED of them recalled
     /// (three searches each, two queries over two days); prints JSON.
@@ -351,6 +363,22 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut figures = memory_harness::bench::lane1(&mut session, intents, messages)?;
             figures["entries"] = serde_json::json!(entries);
             println!("{figures}");
+            Ok(0)
+        }
+        Command::Bench { notes, queries } => {
+            for n in notes {
+                let dir = tempfile::tempdir()?;
+                let queries = memory_harness::bench::write_notes_workspace(dir.path(), n, queries)?;
+                let mut g = g.clone();
+                g.workspace = Some(dir.path().to_path_buf());
+                g.now = g.now.or(Some("2026-12-02T09:00:00Z".into()));
+                g.embedder = g.embedder.or(Some("none".into()));
+                let session = open(&g)?;
+                let reopen = || open(&g);
+                let figures =
+                    memory_harness::bench::notes_suite(session, dir.path(), n, &queries, &reopen)?;
+                println!("{figures}");
+            }
             Ok(0)
         }
         Command::BenchDream { entries, recalled } => {

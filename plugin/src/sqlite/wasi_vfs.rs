@@ -20,7 +20,7 @@ use sqlite_wasm_rs::vfs::{
 use sqlite_wasm_rs::WasmOsCallback;
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -239,18 +239,19 @@ struct DiskFile {
 impl VfsFile for DiskFile {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
         let fail = |err| io_error(VfsErrorCode::IoRead, "read", &self.path, err);
-        self.file.seek(SeekFrom::Start(offset)).map_err(fail)?;
-        // Fill as much as the file holds; rsqlite-vfs zero-fills the rest and
-        // reports SQLITE_IOERR_SHORT_READ, as SQLite expects at end of file.
+        // Positional reads: one host call each (a seek and a read would be
+        // two, and a read through a stream more).
         let mut filled = 0;
         while filled < buf.len() {
-            match self.file.read(&mut buf[filled..]) {
+            match pread(&self.file, &mut buf[filled..], offset + filled as u64) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Err(fail(err)),
             }
         }
+        // rsqlite-vfs zero-fills the rest and reports SQLITE_IOERR_SHORT_READ,
+        // as SQLite expects at end of file.
         Ok(filled)
     }
 
@@ -262,8 +263,16 @@ impl VfsFile for DiskFile {
             };
             io_error(code, "write", &self.path, err)
         };
-        self.file.seek(SeekFrom::Start(offset)).map_err(fail)?;
-        self.file.write_all(buf).map_err(fail)
+        let mut written = 0;
+        while written < buf.len() {
+            match pwrite(&self.file, &buf[written..], offset + written as u64) {
+                Ok(0) => return Err(fail(io::ErrorKind::WriteZero.into())),
+                Ok(n) => written += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(fail(err)),
+            }
+        }
+        Ok(())
     }
 
     fn truncate(&mut self, size: u64) -> VfsResult<()> {
@@ -398,5 +407,38 @@ fn io_error(code: VfsErrorCode, op: &str, path: &str, err: io::Error) -> VfsErro
     match err.raw_os_error().and_then(SystemErrorCode::from_raw) {
         Some(errno) => error.with_system_error(errno),
         None => error,
+    }
+}
+
+extern "C" {
+    // wasi-libc: on WASI 0.2 each is one `descriptor.read`/`write` at an offset.
+    #[link_name = "pread"]
+    fn libc_pread(fd: i32, buf: *mut u8, count: usize, offset: i64) -> isize;
+    #[link_name = "pwrite"]
+    fn libc_pwrite(fd: i32, buf: *const u8, count: usize, offset: i64) -> isize;
+}
+
+fn pread(file: &fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let offset = i64::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: the buffer is valid for `buf.len()` bytes and the descriptor
+    // is open for as long as `file` lives.
+    let n = unsafe { libc_pread(file.as_raw_fd(), buf.as_mut_ptr(), buf.len(), offset) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+fn pwrite(file: &fs::File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let offset = i64::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: as for `pread`.
+    let n = unsafe { libc_pwrite(file.as_raw_fd(), buf.as_ptr(), buf.len(), offset) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
