@@ -1257,6 +1257,40 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
     for hit in &result.hits {
         println!("{}\n", hit.framed);
     }
+    println!("== two more days of recalls, then memory-harness dream   (the nightly sweep)");
+    for (at, query) in [
+        ("2026-12-03T10:00:00Z", "gateway decision loopback"),
+        (
+            "2026-12-03T11:00:00Z",
+            "what did we decide about the gateway?",
+        ),
+        ("2026-12-03T12:00:00Z", "curl into a shell"),
+        ("2026-12-03T13:00:00Z", "pipe curl domain"),
+        ("2026-12-03T14:00:00Z", "is the gateway on loopback?"),
+        ("2026-12-03T15:00:00Z", "gateway network setting"),
+    ] {
+        session.now_ms = parse_now(at)?;
+        let request = wit_recall::SearchRequest {
+            query: query.into(),
+            max_results: Some(3),
+            min_score: None,
+            context: session.context(),
+        };
+        session.host.search(&request).map_err(call_error)?;
+    }
+    session.now_ms = parse_now("2026-12-04T03:00:00Z")?;
+    let request = wit_dream::DreamRequest {
+        phases: Vec::new(),
+        dry_run: false,
+        gates: session.dream_gates,
+        context: session.context(),
+    };
+    let report = session.host.dream(&request).map_err(call_error)?;
+    print_dream(&report, false);
+    println!(
+        "(MEMORY.md and DREAMS.md in {} show the result)\n",
+        dir.display()
+    );
     println!("== memory-harness status");
     print_status(&session.host.status().map_err(call_error)?);
     Ok(0)
