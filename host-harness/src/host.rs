@@ -276,6 +276,11 @@ impl MemoryHost {
     ) -> anyhow::Result<MemoryHost> {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        // `MEMORY_HARNESS_PROFILE=perfmap`: name the guest's compiled code for
+        // `perf` (/tmp/perf-<pid>.map), to profile where a call's time goes.
+        if std::env::var("MEMORY_HARNESS_PROFILE").as_deref() == Ok("perfmap") {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
         let component = load_component(&engine, component_path, cache_dir)?;
         let mut linker = Linker::new(&engine);
