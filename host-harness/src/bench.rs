@@ -100,14 +100,13 @@ pub fn lane1(session: &mut Session, intents: usize, messages: usize) -> anyhow::
         times.push(started.elapsed().as_secs_f64() * 1_000.0);
         blocks += result.blocks.len();
     }
-    times.sort_by(f64::total_cmp);
-    let pick = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
+    let (median, p95) = median_p95(&mut times);
     Ok(json!({
         "benchmark": "lane1-inject",
         "intents": intents,
         "messages": messages,
-        "median_ms": round3(pick(0.5)),
-        "p95_ms": round3(pick(0.95)),
+        "median_ms": round3(median),
+        "p95_ms": round3(p95),
         "mean_ms": round3(times.iter().sum::<f64>() / times.len() as f64),
         "blocks_per_message": round3(blocks as f64 / messages as f64),
     }))
@@ -252,8 +251,7 @@ fn timed_search(
 }
 
 fn median(times: &mut [f64]) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times.get(times.len() / 2).copied().unwrap_or(0.0)
+    median_p95(times).0
 }
 
 /// Writes `notes` daily notes of about 2 KB (20 entries of 12 words from a

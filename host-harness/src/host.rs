@@ -254,8 +254,6 @@ pub struct MemoryHost {
     model: Arc<ModelLender>,
     live: Option<Live>,
     ticking: Arc<AtomicBool>,
-    /// Added to the call deadline for calls that wait on the model.
-    extra_deadline: Duration,
 }
 
 impl Drop for MemoryHost {
@@ -311,7 +309,6 @@ impl MemoryHost {
             model: Arc::new(model),
             live: None,
             ticking,
-            extra_deadline: Duration::ZERO,
         })
     }
 
@@ -341,7 +338,7 @@ impl MemoryHost {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(self.deadline_ticks(Duration::ZERO));
         let bindings = match MemoryCore::instantiate(&mut store, &self.component, &self.linker) {
             Ok(bindings) => bindings,
             Err(error) => {
@@ -374,8 +371,10 @@ impl MemoryHost {
         })
     }
 
-    fn deadline_ticks(&self) -> u64 {
-        let deadline = self.limits.call_timeout + self.extra_deadline;
+    /// The epoch deadline of one call: the call timeout, plus `extra` for a
+    /// call that waits on the model.
+    fn deadline_ticks(&self, extra: Duration) -> u64 {
+        let deadline = self.limits.call_timeout + extra;
         (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
     }
 
@@ -389,10 +388,23 @@ impl MemoryHost {
             ResourceAny,
         ) -> wasmtime::Result<Result<T, wit::Error>>,
     ) -> Result<T, CallError> {
+        self.call_with_extra_time(Duration::ZERO, f)
+    }
+
+    /// `call`, with `extra` time on top of the call timeout.
+    fn call_with_extra_time<T>(
+        &mut self,
+        extra: Duration,
+        f: impl FnOnce(
+            &mut Store<HostState>,
+            &MemoryCore,
+            ResourceAny,
+        ) -> wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T, CallError> {
         if self.live.is_none() {
             self.live = Some(self.instantiate()?);
         }
-        let ticks = self.deadline_ticks();
+        let ticks = self.deadline_ticks(extra);
         let live = self.live.as_mut().expect("instantiated above");
         live.store.set_epoch_deadline(ticks);
         match f(&mut live.store, &live.bindings, live.memory) {
@@ -514,10 +526,10 @@ impl MemoryHost {
         request: &wit_dream::DreamRequest,
     ) -> Result<wit_dream::DreamReport, CallError> {
         // A sweep waits for one model turn on top of its own work.
-        self.extra_deadline = Duration::from_millis(request.gates.model_timeout_ms as u64);
-        let result = self.call(|store, b, m| b.openclaw_memory_dream().call_run(store, m, request));
-        self.extra_deadline = Duration::ZERO;
-        result
+        let model_turn = Duration::from_millis(request.gates.model_timeout_ms as u64);
+        self.call_with_extra_time(model_turn, |store, b, m| {
+            b.openclaw_memory_dream().call_run(store, m, request)
+        })
     }
 
     pub fn dream_rollback(

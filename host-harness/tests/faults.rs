@@ -30,18 +30,19 @@ fn trials() -> usize {
         .unwrap_or(12)
 }
 
+/// The harness over `workspace` at a fixed clock, lexical recall only.
+fn harness_command(workspace: &Path, now: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(harness());
+    command
+        .args(["--workspace", workspace.to_str().unwrap()])
+        .args(["--now", now, "--embedder", "none"])
+        .args(args);
+    command
+}
+
 /// Runs the harness to completion; panics with its output if it fails.
 fn run(workspace: &Path, now: &str, args: &[&str]) -> String {
-    let out = Command::new(harness())
-        .args([
-            "--workspace",
-            workspace.to_str().unwrap(),
-            "--now",
-            now,
-            "--embedder",
-            "none",
-        ])
-        .args(args)
+    let out = harness_command(workspace, now, args)
         .output()
         .expect("the harness starts");
     assert!(
@@ -56,16 +57,7 @@ fn run(workspace: &Path, now: &str, args: &[&str]) -> String {
 /// Starts the harness and kills it (SIGKILL) after `delay`; returns whether
 /// it was still running when killed.
 fn kill_after(workspace: &Path, now: &str, args: &[&str], delay: Duration) -> bool {
-    let mut child = Command::new(harness())
-        .args([
-            "--workspace",
-            workspace.to_str().unwrap(),
-            "--now",
-            now,
-            "--embedder",
-            "none",
-        ])
-        .args(args)
+    let mut child = harness_command(workspace, now, args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

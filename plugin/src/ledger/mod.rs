@@ -46,12 +46,18 @@ pub struct Ledger {
     lost: Option<String>,
 }
 
-fn open_signals(path: &Path, now_ms: i64) -> Result<Connection, DbError> {
-    match Ledger::open_checked_signals(path) {
+/// Opens a database with `open`; a damaged file is kept for a human as
+/// `<name>.damaged-<now>` and a new one started in its place.
+fn open_or_set_aside(
+    path: &Path,
+    now_ms: i64,
+    open: fn(&Path) -> Result<Connection, DbError>,
+) -> Result<Connection, DbError> {
+    match open(path) {
         Err(error) if error.is_corrupt() => {
             let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
             let _ = std::fs::rename(path, &aside);
-            Ledger::open_checked_signals(path)
+            open(path)
         }
         other => other,
     }
@@ -63,17 +69,12 @@ impl Ledger {
     /// or damaged and set aside), the new ledger is marked lost.
     pub fn open(path: &Path, expected_id: Option<&str>, now_ms: i64) -> Result<Ledger, DbError> {
         let existed = path.exists();
-        let conn = match Self::open_checked(path) {
-            Ok(conn) => conn,
-            Err(error) if error.is_corrupt() => {
-                // Keep the damaged file for a human; start a new ledger.
-                let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
-                let _ = std::fs::rename(path, &aside);
-                Self::open_checked(path)?
-            }
-            Err(error) => return Err(error),
-        };
-        let signals = open_signals(&path.with_file_name(SIGNALS_FILE_NAME), now_ms)?;
+        let conn = open_or_set_aside(path, now_ms, Self::open_checked)?;
+        let signals = open_or_set_aside(
+            &path.with_file_name(SIGNALS_FILE_NAME),
+            now_ms,
+            Self::open_checked_signals,
+        )?;
         let mut ledger = Ledger {
             conn,
             signals,

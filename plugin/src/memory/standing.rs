@@ -399,6 +399,7 @@ impl Memory {
                 "only the owner can change USER.md".into(),
             ));
         }
+        let on_disk = self.workspace.read_root_file(layout::USER_FILE)?;
         let current = self.user_show()?;
         if current.hash != expected_hash {
             return Err(MemoryError::InvalidInput(
@@ -408,16 +409,19 @@ impl Memory {
         let today = Date::from_ms(context.now_ms);
         let new_text = crate::user_model::set(&current.text, directive, replaces_line, today)
             .map_err(MemoryError::InvalidInput)?;
-        let full = self.workspace.join(layout::USER_FILE);
-        let tmp = self
-            .workspace
-            .join(&format!("{}.set-{}", layout::STATE_DIR, context.now_ms));
-        std::fs::write(&tmp, new_text.as_bytes())
-            .and_then(|()| std::fs::rename(&tmp, &full))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                crate::error::io_error("cannot write", layout::USER_FILE, &e)
-            })?;
+        // The file is replaced only if it is still what was read above.
+        let expected = on_disk.as_deref().map(crate::memory::sha256_hex);
+        let replaced = self.workspace.replace_root_file(
+            layout::USER_FILE,
+            expected.as_deref(),
+            Some(new_text.as_bytes()),
+            context.now_ms,
+        )?;
+        if !replaced {
+            return Err(MemoryError::InvalidInput(
+                "USER.md changed while the directive was being set; nothing was overwritten: read it again".into(),
+            ));
+        }
         self.sync(crate::api::SyncRequest::default())?;
         self.user_show()
     }
