@@ -28,7 +28,10 @@ impl Rng {
         ];
         let mut w = String::from("q");
         let mut v = n;
-        for _ in 0..3 {
+        // One syllable per decimal digit of the vocabulary, so all of its
+        // words are distinct (three at least: 1,000 keeps its old words).
+        let digits = (vocabulary.max(2) - 1).ilog10() + 1;
+        for _ in 0..digits.max(3) {
             w.push_str(syllables[(v % 10) as usize]);
             v /= 10;
         }

@@ -258,6 +258,10 @@ enum Command {
         /// Search queries per size.
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Build the workspaces under DIR (DIR/n<NOTES>, queries in
+        /// DIR/n<NOTES>.queries.jsonl) and keep them, instead of temporary ones.
+        #[arg(long)]
+        keep: Option<PathBuf>,
     },
     /// Time a dreaming sweep on a deterministic synthetic workspace through
     /// the sandbox: ENTRIES daily-note entries, RECALLED of them recalled
@@ -365,18 +369,42 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{figures}");
             Ok(0)
         }
-        Command::Bench { notes, queries } => {
+        Command::Bench {
+            notes,
+            queries,
+            keep,
+        } => {
             for n in notes {
-                let dir = tempfile::tempdir()?;
-                let queries = memory_harness::bench::write_notes_workspace(dir.path(), n, queries)?;
+                let temp = tempfile::tempdir()?;
+                let dir = match &keep {
+                    Some(base) => {
+                        let dir = base.join(format!("n{n}"));
+                        if dir.exists() {
+                            std::fs::remove_dir_all(&dir)?;
+                        }
+                        dir
+                    }
+                    None => temp.path().to_path_buf(),
+                };
+                let queries = memory_harness::bench::write_notes_workspace(&dir, n, queries)?;
+                if let Some(base) = &keep {
+                    let lines: Vec<String> = queries
+                        .iter()
+                        .map(|q| serde_json::json!({ "query": q }).to_string())
+                        .collect();
+                    std::fs::write(
+                        base.join(format!("n{n}.queries.jsonl")),
+                        lines.join("\n") + "\n",
+                    )?;
+                }
                 let mut g = g.clone();
-                g.workspace = Some(dir.path().to_path_buf());
+                g.workspace = Some(dir.clone());
                 g.now = g.now.or(Some("2026-12-02T09:00:00Z".into()));
                 g.embedder = g.embedder.or(Some("none".into()));
                 let session = open(&g)?;
                 let reopen = || open(&g);
                 let figures =
-                    memory_harness::bench::notes_suite(session, dir.path(), n, &queries, &reopen)?;
+                    memory_harness::bench::notes_suite(session, &dir, n, &queries, &reopen)?;
                 println!("{figures}");
             }
             Ok(0)

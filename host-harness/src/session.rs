@@ -6,9 +6,25 @@ use crate::embed::Lender;
 use crate::host::{wit, wit_store, CallError, MemoryHost, WorkspaceLock};
 use crate::model::ModelLender;
 
-/// Changed files per `sync` call: small enough for a live progress bar and for
-/// every call to stay far inside its deadline.
-const SYNC_BATCH_FILES: u32 = 200;
+/// Changed files in the first `sync` call of a full sync; later calls adapt
+/// their size so that each takes about `SYNC_CALL_TARGET`: long enough that
+/// listing the workspace (every call does) costs little, short enough for a
+/// live progress bar and to stay far inside the call's deadline whether or
+/// not an embedder is slow.
+const SYNC_FIRST_BATCH_FILES: u32 = 200;
+const SYNC_CALL_TARGET: std::time::Duration = std::time::Duration::from_secs(1);
+const SYNC_MAX_BATCH_FILES: u32 = 20_000;
+
+/// The next batch size: scaled so that the call would take the target time.
+fn next_batch_files(files: u32, indexed: u32, took: std::time::Duration) -> u32 {
+    if indexed < files {
+        return files; // the last batch, or a short one: nothing learnt
+    }
+    let scale = SYNC_CALL_TARGET.as_secs_f64() / took.as_secs_f64().max(1e-3);
+    // At most 4x larger or smaller per step, so one odd call cannot swing it.
+    let next = (files as f64 * scale.clamp(0.25, 4.0)).round();
+    (next as u32).clamp(SYNC_FIRST_BATCH_FILES / 4, SYNC_MAX_BATCH_FILES)
+}
 
 pub struct Session {
     pub host: MemoryHost,
@@ -63,12 +79,15 @@ impl Session {
     ) -> Result<wit_store::SyncReport, CallError> {
         let mut total: Option<wit_store::SyncReport> = None;
         let mut first = true;
+        let mut batch_files = SYNC_FIRST_BATCH_FILES;
         loop {
+            let started = std::time::Instant::now();
             let batch = self.host.sync(&wit_store::SyncRequest {
-                max_files: Some(SYNC_BATCH_FILES),
+                max_files: Some(batch_files),
                 // Only the first batch forces: later ones pick up what is left.
                 force: force && first,
             })?;
+            batch_files = next_batch_files(batch_files, batch.files_indexed, started.elapsed());
             first = false;
             let pending = batch.files_pending;
             let indexed_now = batch.files_indexed;
@@ -102,5 +121,35 @@ impl Session {
             .files_seen
             .saturating_sub(report.files_indexed + report.files_pending);
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn batches_grow_when_calls_are_quick_and_shrink_when_slow() {
+        // 200 files in 100 ms: 10x under the target, grown by at most 4x.
+        assert_eq!(next_batch_files(200, 200, Duration::from_millis(100)), 800);
+        // 800 files in 500 ms: twice as many next time.
+        assert_eq!(
+            next_batch_files(800, 800, Duration::from_millis(500)),
+            1_600
+        );
+        // An embedder makes 200 files take 20 s: a quarter, never below 50.
+        assert_eq!(next_batch_files(200, 200, Duration::from_secs(20)), 50);
+        assert_eq!(next_batch_files(50, 50, Duration::from_secs(20)), 50);
+        // Never above the cap.
+        assert_eq!(
+            next_batch_files(10_000, 10_000, Duration::from_millis(1)),
+            SYNC_MAX_BATCH_FILES
+        );
+    }
+
+    #[test]
+    fn a_short_batch_keeps_the_size() {
+        assert_eq!(next_batch_files(200, 37, Duration::from_millis(5)), 200);
     }
 }

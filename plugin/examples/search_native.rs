@@ -19,7 +19,9 @@ fn main() {
         Box::new(NoModel),
     )
     .expect("open");
+    let started = Instant::now();
     memory.sync(SyncRequest::default()).expect("sync");
+    println!("sync: {:.1} ms", started.elapsed().as_secs_f64() * 1000.0);
     let file = std::fs::File::open(queries).expect("queries file");
     let mut times = Vec::new();
     for line in std::io::BufReader::new(file).lines() {

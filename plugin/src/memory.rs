@@ -51,6 +51,9 @@ const MAX_GET_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_GET_CHARS: usize = 200_000;
 /// Vectors filled per sync call for entries indexed without one.
 const VECTOR_FILL_PER_SYNC: u32 = 4_096;
+/// Files indexed in one transaction, by size: few enough that a crash loses
+/// little work, many enough that FTS5 merges few segments.
+const SYNC_BATCH_BYTES: u64 = 8 * 1024 * 1024;
 
 /// A failure inside an operation: a database error may be repaired by a
 /// rebuild, anything else is reported as is.
@@ -234,7 +237,13 @@ impl Memory {
         let budget = request.max_files.unwrap_or(u32::MAX);
         let info = self.embedder.describe();
         let mut embedder_ok = info.is_some();
+        let mut batch = self.index.batch()?;
+        let mut batch_bytes = 0u64;
         for file in &files {
+            if batch_bytes >= SYNC_BATCH_BYTES {
+                batch.checkpoint()?;
+                batch_bytes = 0;
+            }
             let known = sources.get(file.path.as_str());
             if !force && known.is_some_and(|s| s.size == file.size && s.mtime_ms == file.mtime_ms) {
                 report.files_unchanged += 1;
@@ -289,9 +298,11 @@ impl Memory {
                 }));
             report.chunks_indexed += record.chunks.len() as u32;
             self.index.replace_file(&record)?;
+            batch_bytes += record.size;
             report.files_indexed += 1;
             changed_index = true;
         }
+        batch.commit()?;
         if embedder_ok {
             if let Some(info) = &info {
                 match self.fill_missing_vectors(info, &mut report) {
@@ -556,7 +567,7 @@ impl Memory {
         let mut lexical: HashMap<i64, f64> = HashMap::new();
         let mut windows: Vec<(index::WindowSpan, f64)> = Vec::new();
         if let Some(fts) = index::fts_query(&terms, self.settings.fts_tokenizer) {
-            for hit in self.index.lexical(&fts, ChunkKind::Entry, per_leg)? {
+            for hit in self.index.lexical(&fts, per_leg)? {
                 lexical.insert(hit.id, hit.bm25);
             }
             windows = self.index.lexical_windows(&fts, per_leg)?;
@@ -1016,8 +1027,14 @@ pub fn entry_hash(text: &str) -> String {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut hex = String::with_capacity(64);
+    for b in digest {
+        hex.push(HEX[(b >> 4) as usize] as char);
+        hex.push(HEX[(b & 15) as usize] as char);
+    }
+    hex
 }
 
 /// An entry a search or a read returned, to be recorded as recalled.

@@ -12,14 +12,15 @@ use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
     "meta",
     "sources",
     "chunks",
-    "chunks_fts",
+    "entries_fts",
+    "windows_fts",
     "provenance",
     "recall_meta",
 ];
@@ -186,11 +187,13 @@ impl Index {
         }
         // A cheap probe that touches the FTS structure, so a damaged index
         // shows up now rather than in the middle of a search.
-        index.conn.query_row(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'probe'",
-            &[],
-            |_| Ok(()),
-        )?;
+        for table in ["entries_fts", "windows_fts"] {
+            index.conn.query_row(
+                &format!("SELECT count(*) FROM {table} WHERE {table} MATCH 'probe'"),
+                &[],
+                |_| Ok(()),
+            )?;
+        }
         Ok((index, None))
     }
 
@@ -364,6 +367,12 @@ impl Index {
             Some((label, v)) => (Some(label.as_str()), Some(encode(v))),
             None => (None, None),
         };
+        // A window's lines are read back from the file when shown; only its
+        // words are indexed.
+        let stored_text = match chunk.kind {
+            ChunkKind::Entry => chunk.text.as_str(),
+            ChunkKind::Window => "",
+        };
         self.conn.execute(
             "INSERT INTO chunks (path, kind, start_line, end_line, heading, text, hash, embedding, embedding_model) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -373,22 +382,27 @@ impl Index {
                 Value::Integer(chunk.start_line as i64),
                 Value::Integer(chunk.end_line as i64),
                 opt_text(chunk.heading.as_deref()),
-                Value::Text(&chunk.text),
+                Value::Text(stored_text),
                 Value::Text(&chunk.hash),
                 blob.as_deref().map_or(Value::Null, Value::Blob),
                 opt_text(model),
             ],
         )?;
         let id = self.conn.last_insert_rowid();
-        self.conn.execute(
-            "INSERT INTO chunks_fts (rowid, text, heading, kind) VALUES (?1, ?2, ?3, ?4)",
-            &[
-                Value::Integer(id),
-                Value::Text(&chunk.text),
-                Value::Text(chunk.heading.as_deref().unwrap_or("")),
-                Value::Text(chunk.kind.as_str()),
-            ],
-        )?;
+        match chunk.kind {
+            ChunkKind::Entry => self.conn.execute(
+                "INSERT INTO entries_fts (rowid, text, heading) VALUES (?1, ?2, ?3)",
+                &[
+                    Value::Integer(id),
+                    Value::Text(&chunk.text),
+                    Value::Text(chunk.heading.as_deref().unwrap_or("")),
+                ],
+            )?,
+            ChunkKind::Window => self.conn.execute(
+                "INSERT INTO windows_fts (rowid, text) VALUES (?1, ?2)",
+                &[Value::Integer(id), Value::Text(&chunk.text)],
+            )?,
+        };
         if let Some(p) = &chunk.provenance {
             self.conn.execute(
                 "INSERT INTO provenance (chunk_id, origin_class, session_kind, basis, file_class, promotable, \
@@ -432,10 +446,21 @@ impl Index {
 
     fn delete_chunks(&self, path: &str) -> Result<(), DbError> {
         let p = [Value::Text(path)];
-        self.conn.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)",
-            &p,
-        )?;
+        // One rowid at a time: FTS5 answers `rowid IN (subquery)` with a
+        // scan of the whole table.
+        let chunks = self
+            .conn
+            .query("SELECT id, kind FROM chunks WHERE path = ?1", &p, |r| {
+                Ok((r.get_i64(0), r.get_text(1)))
+            })?;
+        for (id, kind) in chunks {
+            let sql = if kind == "window" {
+                "DELETE FROM windows_fts WHERE rowid = ?1"
+            } else {
+                "DELETE FROM entries_fts WHERE rowid = ?1"
+            };
+            self.conn.execute(sql, &[Value::Integer(id)])?;
+        }
         self.conn.execute(
             "DELETE FROM provenance WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
             &p,
@@ -455,6 +480,17 @@ impl Index {
             self.conn
                 .execute("DELETE FROM sources WHERE path = ?1", &[Value::Text(path)])?;
             Ok(())
+        })
+    }
+
+    /// Opens a batch: the writes until its `commit` share one transaction
+    /// (FTS5 then writes one segment per batch instead of one per file).
+    /// Dropped without a commit, the batch is rolled back.
+    pub fn batch(&self) -> Result<Batch<'_>, DbError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(Batch {
+            index: self,
+            open: true,
         })
     }
 
@@ -547,17 +583,21 @@ impl Index {
         )
     }
 
-    /// The best `limit` chunks of `kind` for an FTS5 query (already escaped).
-    pub fn lexical(
-        &self,
-        fts_query: &str,
-        kind: ChunkKind,
-        limit: u32,
-    ) -> Result<Vec<LexicalHit>, DbError> {
+    /// The best `limit` entries for an FTS5 query (already escaped). Body
+    /// text outweighs the heading it sits under. BM25 as a result column
+    /// (not `ORDER BY rank`) lets SQLite keep only the best `limit` rows
+    /// instead of sorting every match.
+    pub fn lexical(&self, fts_query: &str, limit: u32) -> Result<Vec<LexicalHit>, DbError> {
         self.conn.query(
-            "SELECT rowid, -rank FROM chunks_fts WHERE chunks_fts MATCH ?1 AND kind = ?2 ORDER BY rank LIMIT ?3",
-            &[Value::Text(fts_query), Value::Text(kind.as_str()), Value::Integer(limit as i64)],
-            |r| Ok(LexicalHit { id: r.get_i64(0), bm25: r.get_f64(1) }),
+            "SELECT rowid, bm25(entries_fts, 1.0, 0.25) AS score FROM entries_fts \
+             WHERE entries_fts MATCH ?1 ORDER BY score LIMIT ?2",
+            &[Value::Text(fts_query), Value::Integer(limit as i64)],
+            |r| {
+                Ok(LexicalHit {
+                    id: r.get_i64(0),
+                    bm25: -r.get_f64(1),
+                })
+            },
         )
     }
 
@@ -569,8 +609,8 @@ impl Index {
     ) -> Result<Vec<(WindowSpan, f64)>, DbError> {
         self.conn.query(
             "SELECT c.path, c.start_line, c.end_line, w.score FROM \
-             (SELECT rowid AS id, -rank AS score FROM chunks_fts \
-              WHERE chunks_fts MATCH ?1 AND kind = 'window' ORDER BY rank LIMIT ?2) w \
+             (SELECT rowid AS id, -bm25(windows_fts) AS score FROM windows_fts \
+              WHERE windows_fts MATCH ?1 ORDER BY score DESC LIMIT ?2) w \
              JOIN chunks c ON c.id = w.id",
             &[Value::Text(fts_query), Value::Integer(limit as i64)],
             |r| {
@@ -727,6 +767,41 @@ impl Index {
             &[],
             |r| Ok((r.get_text(0), r.get_text(1), r.get_i64(2) as u32)),
         )
+    }
+}
+
+/// An open write batch of the index (see `Index::batch`).
+pub struct Batch<'a> {
+    index: &'a Index,
+    open: bool,
+}
+
+impl Batch<'_> {
+    /// Commits what the batch holds so far and goes on in a new one.
+    pub fn checkpoint(&mut self) -> Result<(), DbError> {
+        self.commit_inner()?;
+        self.index.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.open = true;
+        Ok(())
+    }
+
+    pub fn commit(mut self) -> Result<(), DbError> {
+        self.commit_inner()
+    }
+
+    fn commit_inner(&mut self) -> Result<(), DbError> {
+        self.open = false;
+        self.index.conn.execute_batch("COMMIT").inspect_err(|_| {
+            let _ = self.index.conn.execute_batch("ROLLBACK");
+        })
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.index.conn.execute_batch("ROLLBACK");
+        }
     }
 }
 

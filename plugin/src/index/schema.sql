@@ -28,7 +28,7 @@ CREATE TABLE chunks (
   start_line      INTEGER NOT NULL,
   end_line        INTEGER NOT NULL,
   heading         TEXT,
-  text            TEXT NOT NULL,
+  text            TEXT NOT NULL,   -- empty for windows (their lines are in the file)
   hash            TEXT NOT NULL,   -- sha-256 of the embedded text
   embedding       BLOB,            -- little-endian f32, L2-normalised
   embedding_model TEXT             -- provider/model the embedding came from
@@ -36,12 +36,20 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_by_path ON chunks (path, start_line);
 CREATE INDEX chunks_by_model ON chunks (kind, embedding_model);
 
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-  text, heading, kind UNINDEXED,
+-- Full-text indexes, one per kind, so a search never filters matches by
+-- kind. Contentless: the text lives once, in `chunks` (entries) or in the
+-- files (windows); FTS5 keeps only the inverted index and the token counts
+-- BM25 needs. The rowid is the chunk's id.
+CREATE VIRTUAL TABLE entries_fts USING fts5(
+  text, heading,
+  content = '', contentless_delete = 1,
   tokenize = '{tokenizer}'
 );
--- Body text outweighs the heading it sits under.
-INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.25)');
+CREATE VIRTUAL TABLE windows_fts USING fts5(
+  text,
+  content = '', contentless_delete = 1,
+  tokenize = '{tokenizer}'
+);
 
 -- Provenance of each entry: columns no text can set, projected from the
 -- provenance ledger (or, for files the component never wrote, the operator).

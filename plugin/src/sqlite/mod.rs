@@ -228,8 +228,13 @@ impl Connection {
     }
 
     /// Runs `f` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it
-    /// fails: all of its writes or none.
+    /// fails: all of its writes or none. Inside an open transaction it joins
+    /// that one (no savepoint: a savepoint makes FTS5 flush its pending
+    /// terms), and the error is the outer transaction's to roll back.
     pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T, DbError>) -> Result<T, DbError> {
+        if self.in_transaction() {
+            return f();
+        }
         self.execute_batch("BEGIN IMMEDIATE")?;
         match f() {
             Ok(value) => {
@@ -241,6 +246,11 @@ impl Connection {
                 Err(error)
             }
         }
+    }
+
+    /// Whether a transaction is open on this connection.
+    pub fn in_transaction(&self) -> bool {
+        unsafe { ffi::sqlite3_get_autocommit(self.db.as_ptr()) == 0 }
     }
 
     pub fn last_insert_rowid(&self) -> i64 {
