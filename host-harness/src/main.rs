@@ -12,7 +12,7 @@ use memory_harness::session::Session;
 use memory_harness::{conformance, json};
 use serde_json::{json, Value};
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -211,7 +211,7 @@ enum Command {
         dir: Option<PathBuf>,
     },
     /// Time lane 1 (trigger injection and intents) per message on a
-    /// deterministic synthetic workspace, through the sandbox; prints JSON.
+    /// deterministic synthetic workspace, sandboxed and natively; prints JSON.
     BenchLane1 {
         /// Curated entries with triggers in MEMORY.md.
         #[arg(long, default_value_t = 1_000)]
@@ -222,6 +222,9 @@ enum Command {
         /// Messages to time.
         #[arg(long, default_value_t = 500)]
         messages: usize,
+        /// Only the sandboxed component, not the native build as well.
+        #[arg(long)]
+        no_native: bool,
     },
     /// Run a dreaming sweep: light and REM write their blocks in DREAMS.md,
     /// deep promotes gated candidates into MEMORY.md.
@@ -247,10 +250,13 @@ enum Command {
         #[arg(long)]
         max_sweeps: Option<u32>,
     },
-    /// Benchmark the component through the sandbox on deterministic
-    /// workspaces of NOTES daily notes of ~2 KB each: indexing (cold, no-op,
-    /// one file changed), search median/p95, bootstrap, cold start, peak
-    /// guest memory. Prints one JSON line per size.
+    /// Benchmark the component on deterministic workspaces of NOTES daily
+    /// notes of ~2 KB each plus a MEMORY.md of 1,000 annotated entries and
+    /// 1,000 armed intents: indexing (cold, no-op, one file changed), search
+    /// median/p95, lane-1 inject, bootstrap, a dreaming sweep, cold start,
+    /// peak guest memory. Each size runs sandboxed and then natively (the
+    /// same crate, no wasm) on its own copy; prints one JSON line per size
+    /// with both sets of figures and the sandbox's cost per figure.
     Bench {
         /// Workspace sizes, in daily notes.
         #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
@@ -258,19 +264,37 @@ enum Command {
         /// Search queries per size.
         #[arg(long, default_value_t = 200)]
         queries: usize,
-        /// Build the workspaces under DIR (DIR/n<NOTES>, queries in
-        /// DIR/n<NOTES>.queries.jsonl) and keep them, instead of temporary ones.
+        /// Build the workspaces under DIR (DIR/n<NOTES>/{wasm,native},
+        /// queries in DIR/n<NOTES>.queries.jsonl) and keep them.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Only the sandboxed component, not the native build as well.
+        #[arg(long)]
+        no_native: bool,
     },
-    /// Time a dreaming sweep on a deterministic synthetic workspace through
-    /// the sandbox: ENTRIES daily-note entries, RECALLED of them recalled
-    /// (three searches each, two queries over two days); prints JSON.
+    /// The general benchmark on an existing corpus (e.g. the OpenClaw
+    /// peer's /tmp/peer/ws/n1000), copied first so it stays untouched and
+    /// the index starts cold; QUERIES is a text file, one query per line.
+    BenchCorpus {
+        corpus: PathBuf,
+        #[arg(long)]
+        queries: PathBuf,
+        /// Times every query is run.
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
+        #[arg(long)]
+        no_native: bool,
+    },
+    /// Time a dreaming sweep on a deterministic synthetic workspace:
+    /// ENTRIES daily-note entries, RECALLED of them recalled (three searches
+    /// each, two queries over two days); sandboxed and natively; prints JSON.
     BenchDream {
         #[arg(long, default_value_t = 10_000)]
         entries: usize,
         #[arg(long, default_value_t = 1_000)]
         recalled: usize,
+        #[arg(long)]
+        no_native: bool,
     },
     /// Run the conformance scenarios under DIR.
     Conformance {
@@ -355,17 +379,28 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             entries,
             intents,
             messages,
+            no_native,
         } => {
-            let dir = tempfile::tempdir()?;
-            memory_harness::bench::write_lane1_workspace(dir.path(), entries)?;
-            let mut g = g.clone();
-            g.workspace = Some(dir.path().to_path_buf());
-            g.now = g.now.or(Some("2026-12-02".into()));
-            g.embedder = g.embedder.or(Some("none".into()));
-            let mut session = open(&g)?;
-            session.sync_all(false, |_| {}).map_err(call_error)?;
-            let mut figures = memory_harness::bench::lane1(&mut session, intents, messages)?;
+            let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+                memory_harness::bench::write_lane1_workspace(dir, entries)?;
+                Ok(Vec::new())
+            };
+            let mut figures = bench_both(
+                &g,
+                "2026-12-02",
+                !no_native,
+                None,
+                &write,
+                &mut |open, _, _, now| {
+                    let mut subject = open()?;
+                    subject.sync(false)?;
+                    memory_harness::bench::lane1(subject.as_mut(), intents, messages, now)
+                },
+            )?;
+            figures["benchmark"] = serde_json::json!("lane1-inject");
             figures["entries"] = serde_json::json!(entries);
+            figures["intents"] = serde_json::json!(intents);
+            figures["messages"] = serde_json::json!(messages);
             println!("{figures}");
             Ok(0)
         }
@@ -373,21 +408,36 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             notes,
             queries,
             keep,
+            no_native,
         } => {
             for n in notes {
-                let temp = tempfile::tempdir()?;
-                let dir = match &keep {
-                    Some(base) => {
-                        let dir = base.join(format!("n{n}"));
-                        if dir.exists() {
-                            std::fs::remove_dir_all(&dir)?;
-                        }
-                        dir
-                    }
-                    None => temp.path().to_path_buf(),
+                let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+                    let queries = memory_harness::bench::write_notes_workspace(dir, n, queries)?;
+                    memory_harness::bench::write_lane1_workspace(dir, LANE1_ENTRIES)?;
+                    Ok(queries)
                 };
-                let queries = memory_harness::bench::write_notes_workspace(&dir, n, queries)?;
-                if let Some(base) = &keep {
+                let keep_dir = keep.as_ref().map(|base| base.join(format!("n{n}")));
+                let mut figures = bench_both(
+                    &g,
+                    "2026-12-02T09:00:00Z",
+                    !no_native,
+                    keep_dir.clone(),
+                    &write,
+                    &mut |open, dir, queries, now| {
+                        let changed = dir.join("memory").join("2026-12-01.md");
+                        memory_harness::bench::suite(
+                            open,
+                            n + 1,
+                            &changed,
+                            queries,
+                            SUITE_LOAD,
+                            now,
+                        )
+                    },
+                )?;
+                if let (Some(base), Some(dir)) = (&keep, &keep_dir) {
+                    let queries = write(&dir.join("queries-only"))?;
+                    std::fs::remove_dir_all(dir.join("queries-only"))?;
                     let lines: Vec<String> = queries
                         .iter()
                         .map(|q| serde_json::json!({ "query": q }).to_string())
@@ -397,29 +447,76 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                         lines.join("\n") + "\n",
                     )?;
                 }
-                let mut g = g.clone();
-                g.workspace = Some(dir.clone());
-                g.now = g.now.or(Some("2026-12-02T09:00:00Z".into()));
-                g.embedder = g.embedder.or(Some("none".into()));
-                let session = open(&g)?;
-                let reopen = || open(&g);
-                let figures =
-                    memory_harness::bench::notes_suite(session, &dir, n, &queries, &reopen)?;
+                figures["benchmark"] = serde_json::json!("notes");
+                figures["notes"] = serde_json::json!(n);
+                figures["memory_entries"] = serde_json::json!(LANE1_ENTRIES);
+                figures["intents"] = serde_json::json!(SUITE_LOAD.intents);
                 println!("{figures}");
             }
             Ok(0)
         }
-        Command::BenchDream { entries, recalled } => {
-            let dir = tempfile::tempdir()?;
-            memory_harness::bench::write_dream_workspace(dir.path(), entries)?;
-            let mut g = g.clone();
-            g.workspace = Some(dir.path().to_path_buf());
-            g.now = g.now.or(Some("2026-12-02T03:00:00Z".into()));
-            g.embedder = g.embedder.or(Some("none".into()));
-            let mut session = open(&g)?;
-            session.sync_all(false, |_| {}).map_err(call_error)?;
-            let gates = session.dream_gates;
-            let figures = memory_harness::bench::dream(&mut session, entries, recalled, gates)?;
+        Command::BenchCorpus {
+            corpus,
+            queries,
+            repeat,
+            no_native,
+        } => {
+            let list: Vec<String> = std::fs::read_to_string(&queries)
+                .with_context(|| format!("cannot read {}", queries.display()))?
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect();
+            if list.is_empty() {
+                bail!("{} holds no queries", queries.display());
+            }
+            let repeated: Vec<String> = (0..repeat.max(1)).flat_map(|_| list.clone()).collect();
+            let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+                copy_corpus(&corpus, dir)?;
+                Ok(repeated.clone())
+            };
+            let mut figures = bench_both(
+                &g,
+                "2026-12-02T09:00:00Z",
+                !no_native,
+                None,
+                &write,
+                &mut |open, dir, queries, now| {
+                    let files = count_markdown(dir)?;
+                    let changed = first_daily_note(dir)?;
+                    memory_harness::bench::suite(open, files, &changed, queries, SUITE_LOAD, now)
+                },
+            )?;
+            figures["benchmark"] = serde_json::json!("corpus");
+            figures["corpus"] = serde_json::json!(corpus.display().to_string());
+            figures["distinct_queries"] = serde_json::json!(list.len());
+            println!("{figures}");
+            Ok(0)
+        }
+        Command::BenchDream {
+            entries,
+            recalled,
+            no_native,
+        } => {
+            let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+                memory_harness::bench::write_dream_workspace(dir, entries)?;
+                Ok(Vec::new())
+            };
+            let mut figures = bench_both(
+                &g,
+                "2026-12-02T03:00:00Z",
+                !no_native,
+                None,
+                &write,
+                &mut |open, _, _, now| {
+                    let mut subject = open()?;
+                    subject.sync(false)?;
+                    memory_harness::bench::dream(subject.as_mut(), entries, recalled, now)
+                },
+            )?;
+            figures["benchmark"] = serde_json::json!("dream-sweep");
+            figures["entries"] = serde_json::json!(entries);
             println!("{figures}");
             Ok(0)
         }
@@ -913,6 +1010,110 @@ fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<R
         ..Overrides::default()
     };
     resolve(&file, &overrides)
+}
+
+/// Annotated entries in the general benchmark's MEMORY.md.
+const LANE1_ENTRIES: usize = 1_000;
+/// The general benchmark's load besides its notes.
+const SUITE_LOAD: memory_harness::bench::SuiteLoad = memory_harness::bench::SuiteLoad {
+    intents: 1_000,
+    messages: 500,
+    bootstraps: 50,
+    cold_starts: 5,
+};
+
+/// A benchmark's work on one subject: (open a subject, workspace, queries,
+/// now) to figures.
+type BenchWork<'a> = dyn FnMut(&mut OpenSubject<'_>, &Path, &[String], i64) -> anyhow::Result<serde_json::Value>
+    + 'a;
+type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Box<dyn memory_harness::bench::Subject>> + 'a;
+
+/// Runs `work` on the sandboxed component and then (with `native`) on the
+/// natively built crate, each over its own copy of the workspace `write`
+/// builds (which returns the queries), and returns both sets of figures
+/// with the sandbox's cost per figure.
+fn bench_both(
+    g: &Global,
+    default_now: &str,
+    native: bool,
+    keep: Option<PathBuf>,
+    write: &dyn Fn(&Path) -> anyhow::Result<Vec<String>>,
+    work: &mut BenchWork<'_>,
+) -> anyhow::Result<serde_json::Value> {
+    use memory_harness::bench::{Native, Sandboxed, Subject};
+    let temp = tempfile::tempdir()?;
+    let base = keep.unwrap_or_else(|| temp.path().to_path_buf());
+    let mut g = g.clone();
+    g.now = g.now.or(Some(default_now.into()));
+    g.embedder = g.embedder.or(Some("none".into()));
+    let now = parse_now(g.now.as_deref().unwrap_or(default_now))?;
+
+    let dir = base.join("wasm");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let queries = write(&dir)?;
+    g.workspace = Some(dir.clone());
+    let mut open_sandboxed =
+        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Sandboxed(open(&g)?))) };
+    let wasm = work(&mut open_sandboxed, &dir, &queries, now)?;
+    if !native {
+        return Ok(wasm);
+    }
+    let dir = base.join("native");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let queries = write(&dir)?;
+    let mut open_native =
+        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Native::open(&dir)?)) };
+    let native = work(&mut open_native, &dir, &queries, now)?;
+    Ok(memory_harness::bench::compare(&wasm, &native))
+}
+
+/// Copies a corpus's Markdown (not its `.memory/`) into `to`.
+fn copy_corpus(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_corpus(&entry.path(), &to.join(&name))?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+fn count_markdown(dir: &Path) -> anyhow::Result<usize> {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            count += count_markdown(&entry.path())?;
+        } else if entry.path().extension().is_some_and(|e| e == "md") {
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+/// The corpus's newest daily note (the file the benchmark changes).
+fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
+    let mut notes: Vec<PathBuf> = std::fs::read_dir(dir.join("memory"))
+        .with_context(|| format!("{} has no memory/ folder", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    notes.sort();
+    notes.pop().context("the corpus has no daily notes")
 }
 
 fn open(g: &Global) -> anyhow::Result<Session> {

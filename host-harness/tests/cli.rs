@@ -164,7 +164,81 @@ fn the_lane1_benchmark_runs_and_reports_figures() {
     let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(figures["benchmark"], "lane1-inject");
     assert_eq!(figures["messages"], 5);
-    assert!(figures["median_ms"].as_f64().unwrap() > 0.0);
+    for side in ["wasm", "native"] {
+        assert!(figures[side]["inject_median_ms"].as_f64().unwrap() > 0.0);
+    }
+    assert!(
+        figures["sandbox_cost"]["inject_median_ms"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn the_general_benchmark_runs_both_subjects_over_the_same_workload() {
+    let out = harness()
+        .args(["bench", "--notes", "20", "--queries", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["benchmark"], "notes");
+    assert_eq!(figures["notes"], 20);
+    let (wasm, native) = (&figures["wasm"], &figures["native"]);
+    // The same deterministic workload: the same answers on both sides.
+    for same in [
+        "hits_per_query",
+        "blocks_per_message",
+        "dream_recall_records",
+    ] {
+        assert_eq!(wasm[same], native[same], "{same}");
+    }
+    assert!(wasm["hits_per_query"].as_f64().unwrap() > 0.0);
+    assert!(wasm["peak_guest_memory_mib"].as_f64().unwrap() > 0.0);
+    assert!(native["peak_guest_memory_mib"].is_null());
+    assert!(
+        figures["sandbox_cost"]["search_median_ms"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn the_corpus_benchmark_copies_the_corpus_and_leaves_it_untouched() {
+    let corpus = workspace();
+    std::fs::create_dir_all(corpus.path().join("memory")).unwrap();
+    std::fs::write(
+        corpus.path().join("memory/2026-11-30.md"),
+        "# 2026-11-30\n\n- The kafka cluster rebalanced after a timeout.\n",
+    )
+    .unwrap();
+    let queries = corpus.path().join("queries.txt");
+    std::fs::write(&queries, "kafka timeout\n\nrebalance\n").unwrap();
+    let out = harness()
+        .args(["bench-corpus", "--no-native", "--repeat", "2", "--queries"])
+        .arg(&queries)
+        .arg(corpus.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["distinct_queries"], 2);
+    assert!(figures["hits_per_query"].as_f64().unwrap() > 0.0);
+    assert!(!corpus.path().join(".memory").exists());
+    assert_eq!(
+        std::fs::read_to_string(corpus.path().join("memory/2026-11-30.md")).unwrap(),
+        "# 2026-11-30\n\n- The kafka cluster rebalanced after a timeout.\n"
+    );
 }
 
 #[test]

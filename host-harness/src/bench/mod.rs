@@ -2,10 +2,11 @@
 //! the real sandbox. Figures are printed as JSON; nothing here asserts a
 //! time (benchmarks measure, tests check behaviour).
 
-use crate::host::{wit, wit_inject, wit_intents};
-use crate::session::Session;
+pub mod subject;
+
 use serde_json::{json, Value};
 use std::time::Instant;
+pub use subject::{Native, Sandboxed, Subject, SweepOutcome, Turn};
 
 /// A small deterministic generator (64-bit LCG), so every run builds the
 /// same workspace and messages.
@@ -61,57 +62,35 @@ pub fn write_lane1_workspace(dir: &std::path::Path, entries: usize) -> anyhow::R
     Ok(())
 }
 
-/// Lane 1 per message over `entries` curated entries and `intents` armed
-/// intents: median, p95 and mean of the whole call as the host sees it.
-pub fn lane1(session: &mut Session, intents: usize, messages: usize) -> anyhow::Result<Value> {
+/// Lane 1 per message: `intents` armed intents, then `messages` messages
+/// of fifteen words; median, p95 and mean of the whole call as the host
+/// sees it.
+pub fn lane1(
+    subject: &mut dyn Subject,
+    intents: usize,
+    messages: usize,
+    now_ms: i64,
+) -> anyhow::Result<Value> {
     let mut rng = Rng(11);
-    let context = session.context();
     for _ in 0..intents {
-        let spec = wit_intents::IntentSpec {
-            text: format!("bring up {}", rng.words(6, 1_000).join(" ")),
-            triggers: vec![rng.words(3, 1_000).join(" ")],
-            due_at_ms: None,
-            channel: None,
-            sender: None,
-            expires_in_ms: None,
-            fire_budget: None,
-            cooldown_ms: None,
-            semantic: false,
-        };
-        session
-            .host
-            .intent_create(&spec, &context)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let text = format!("bring up {}", rng.words(6, 1_000).join(" "));
+        let trigger = rng.words(3, 1_000).join(" ");
+        subject.create_intent(text, trigger, now_ms)?;
     }
     let mut times = Vec::with_capacity(messages);
     let mut blocks = 0usize;
     for i in 0..messages {
         let message = rng.words(15, 1_000).join(" ");
-        let request = wit_inject::InjectRequest {
-            message,
-            mode: wit_inject::EscalationMode::Escalate,
-            context: wit::TurnContext {
-                now_ms: context.now_ms + i as i64 * 1_000,
-                ..context.clone()
-            },
-        };
         let started = Instant::now();
-        let result = session
-            .host
-            .inject(&request)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        blocks += subject.inject(message, now_ms + i as i64 * 1_000)?;
         times.push(started.elapsed().as_secs_f64() * 1_000.0);
-        blocks += result.blocks.len();
     }
     let (median, p95) = median_p95(&mut times);
     Ok(json!({
-        "benchmark": "lane1-inject",
-        "intents": intents,
-        "messages": messages,
-        "median_ms": round3(median),
-        "p95_ms": round3(p95),
-        "mean_ms": round3(times.iter().sum::<f64>() / times.len() as f64),
-        "blocks_per_message": round3(blocks as f64 / messages as f64),
+        "inject_median_ms": round3(median),
+        "inject_p95_ms": round3(p95),
+        "inject_mean_ms": round3(times.iter().sum::<f64>() / times.len().max(1) as f64),
+        "blocks_per_message": round3(blocks as f64 / messages.max(1) as f64),
     }))
 }
 
@@ -152,15 +131,13 @@ fn date_after(start: &str, days: i64) -> String {
 
 /// Records `recalled` entries' recalls through real searches (three each:
 /// two queries over two days, one hit per search), then times a dry-run
-/// sweep and a real one (deterministic consolidation) through the sandbox.
+/// sweep and a real one (deterministic consolidation).
 pub fn dream(
-    session: &mut Session,
+    subject: &mut dyn Subject,
     entries: usize,
     recalled: usize,
-    gates: crate::host::wit_dream::DreamGates,
+    now_ms: i64,
 ) -> anyhow::Result<Value> {
-    use crate::host::wit_dream;
-    let base = session.context();
     let day = 86_400_000;
     let step = (entries / recalled.max(1)).max(1);
     let mut recording = Vec::new();
@@ -171,60 +148,31 @@ pub fn dream(
             (format!("second zq{e}"), -2 * day + 3_600_000),
             (format!("zq{e} first"), -day),
         ] {
-            let context = wit::TurnContext {
-                now_ms: base.now_ms + offset,
-                ..base.clone()
-            };
-            recording.push(timed_search(session, query, context)?);
+            recording.push(timed(|| {
+                subject.search(&query, Some(1), Turn::Owner, now_ms + offset)
+            })?);
         }
     }
     // The same searches in a cron session record nothing: the difference is
     // the cost of recording.
     let mut unrecorded = Vec::new();
     for k in 0..recalled.min(300) {
-        let context = wit::TurnContext {
-            session_kind: Some(wit::SessionKind::Cron),
-            ..base.clone()
-        };
-        unrecorded.push(timed_search(
-            session,
-            format!("zq{} first", k * step),
-            context,
-        )?);
+        let query = format!("zq{} first", k * step);
+        unrecorded.push(timed(|| {
+            subject.search(&query, Some(1), Turn::Cron, now_ms)
+        })?);
     }
-    let mut sweep = |dry_run: bool| -> anyhow::Result<(f64, wit_dream::DreamReport)> {
-        let request = wit_dream::DreamRequest {
-            phases: Vec::new(),
-            dry_run,
-            gates,
-            context: base.clone(),
-        };
-        let started = Instant::now();
-        let report = session
-            .host
-            .dream(&request)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok((started.elapsed().as_secs_f64() * 1_000.0, report))
-    };
-    let (explain_ms, explained) = sweep(true)?;
-    let (sweep_ms, report) = sweep(false)?;
-    let (again_ms, _) = sweep(false)?;
-    let passing = explained
-        .candidates
-        .iter()
-        .filter(|c| {
-            matches!(
-                c.verdict,
-                wit_dream::Verdict::Promoted | wit_dream::Verdict::OverLimit
-            )
-        })
-        .count();
+    let started = Instant::now();
+    let explained = subject.dream(true, now_ms)?;
+    let explain_ms = ms_since(started);
+    let started = Instant::now();
+    let swept = subject.dream(false, now_ms)?;
+    let sweep_ms = ms_since(started);
+    let again_ms = timed(|| subject.dream(false, now_ms))?;
     Ok(json!({
-        "benchmark": "dream-sweep",
-        "entries": entries,
-        "recall_records": explained.candidates.len(),
-        "passing_the_gate": passing,
-        "promoted": report.added.len(),
+        "recall_records": explained.candidates,
+        "passing_the_gate": explained.passing,
+        "promoted": swept.promoted,
         "explain_ms": round3(explain_ms),
         "sweep_ms": round3(sweep_ms),
         "second_sweep_ms": round3(again_ms),
@@ -233,24 +181,15 @@ pub fn dream(
     }))
 }
 
-/// One search with one hit, timed around the call into the sandbox (ms).
-fn timed_search(
-    session: &mut Session,
-    query: String,
-    context: wit::TurnContext,
-) -> anyhow::Result<f64> {
-    let request = crate::host::wit_recall::SearchRequest {
-        query,
-        max_results: Some(1),
-        min_score: None,
-        context,
-    };
+/// Milliseconds `f` took.
+fn timed<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<f64> {
     let started = Instant::now();
-    session
-        .host
-        .search(&request)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(started.elapsed().as_secs_f64() * 1_000.0)
+    f()?;
+    Ok(ms_since(started))
+}
+
+fn ms_since(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1_000.0
 }
 
 fn median(times: &mut [f64]) -> f64 {
@@ -307,119 +246,116 @@ pub fn write_notes_workspace(
         .collect())
 }
 
-/// The general benchmark over one notes workspace: indexing (cold, no-op,
-/// one file changed), search, bootstrap, cold start and peak guest memory.
-pub fn notes_suite(
-    mut session: Session,
-    workspace: &std::path::Path,
-    notes: usize,
+/// The load of the general benchmark besides the notes.
+#[derive(Debug, Clone, Copy)]
+pub struct SuiteLoad {
+    /// Armed standing intents (the workspace's MEMORY.md holds the
+    /// annotated entries, see `write_lane1_memory`).
+    pub intents: usize,
+    /// Lane-1 messages timed.
+    pub messages: usize,
+    /// Session-start bootstraps timed.
+    pub bootstraps: usize,
+    /// Cold starts timed.
+    pub cold_starts: usize,
+}
+
+/// The general benchmark over one workspace, on one subject: indexing
+/// (cold, no-op, one file changed), search as the agent's memory_search
+/// (recorded as recalls), bootstrap, lane 1 with armed intents, a dreaming
+/// sweep over the recalls the searches left, cold start (a new subject over
+/// the same workspace, its index opened, the session-start bootstrap) and
+/// peak guest memory. `changed_file` gets one line appended between the
+/// no-op re-sync and the next one.
+pub fn suite(
+    open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Subject>>,
+    files: usize,
+    changed_file: &std::path::Path,
     queries: &[String],
-    reopen: &dyn Fn() -> anyhow::Result<Session>,
+    load: SuiteLoad,
+    now_ms: i64,
 ) -> anyhow::Result<Value> {
-    use crate::host::{wit_bootstrap, wit_recall};
-    let timed = |f: &mut dyn FnMut() -> anyhow::Result<()>| -> anyhow::Result<f64> {
-        let started = Instant::now();
-        f()?;
-        Ok(started.elapsed().as_secs_f64() * 1_000.0)
-    };
-    let cold = timed(&mut || {
-        session
-            .sync_all(true, |_| {})
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(())
-    })?;
-    let noop = timed(&mut || {
-        session
-            .sync_all(false, |_| {})
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(())
-    })?;
-    let changed_file = workspace
-        .join("memory")
-        .join(format!("{}.md", date_after("2026-12-01", 0)));
-    let mut text = std::fs::read_to_string(&changed_file)?;
+    let mut subject = open()?;
+    let cold = timed(|| subject.sync(true))?;
+    let noop = timed(|| subject.sync(false))?;
+    let mut text = std::fs::read_to_string(changed_file)?;
     text.push_str("- A new line about the harbour crane schedule.\n");
-    std::fs::write(&changed_file, text)?;
-    let one_changed = timed(&mut || {
-        session
-            .sync_all(false, |_| {})
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(())
-    })?;
-    let context = wit::TurnContext {
-        session_kind: None, // a benchmark, not the agent recalling
-        ..session.context()
-    };
+    std::fs::write(changed_file, text)?;
+    let one_changed = timed(|| subject.sync(false))?;
     let mut search_times = Vec::new();
     let mut hits = 0usize;
     for query in queries {
-        let request = wit_recall::SearchRequest {
-            query: query.clone(),
-            max_results: None,
-            min_score: None,
-            context: context.clone(),
-        };
         let started = Instant::now();
-        let result = session
-            .host
-            .search(&request)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        search_times.push(started.elapsed().as_secs_f64() * 1_000.0);
-        hits += result.hits.len();
+        hits += subject.search(query, None, Turn::Owner, now_ms)?;
+        search_times.push(ms_since(started));
     }
     let mut bootstrap_times = Vec::new();
-    for _ in 0..50 {
-        let request = wit_bootstrap::BootstrapRequest {
-            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
-            context: session.context(),
-            known_digest: None,
-        };
-        let started = Instant::now();
-        session
-            .host
-            .bootstrap(&request)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        bootstrap_times.push(started.elapsed().as_secs_f64() * 1_000.0);
+    for _ in 0..load.bootstraps {
+        bootstrap_times.push(timed(|| subject.bootstrap(now_ms))?);
     }
-    let peak = session.host.peak_guest_memory();
+    let mut figures = lane1(subject.as_mut(), load.intents, load.messages, now_ms)?;
+    let started = Instant::now();
+    let sweep = subject.dream(false, now_ms + 3_600_000)?;
+    let sweep_ms = ms_since(started);
+    let peak = subject.peak_memory_bytes();
     // One instance per workspace: let go of it before starting new ones.
-    drop(session);
-    // Cold start: a new host over the same workspace (compiled component
-    // from the cache), instantiated, the index opened, the session-start
-    // bootstrap.
+    drop(subject);
     let mut cold_starts = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..load.cold_starts {
         let started = Instant::now();
-        let mut fresh = reopen()?;
-        let request = wit_bootstrap::BootstrapRequest {
-            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
-            context: fresh.context(),
-            known_digest: None,
-        };
-        fresh
-            .host
-            .bootstrap(&request)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        cold_starts.push(started.elapsed().as_secs_f64() * 1_000.0);
+        let mut fresh = open()?;
+        fresh.bootstrap(now_ms)?;
+        cold_starts.push(ms_since(started));
     }
     let (search_median, search_p95) = median_p95(&mut search_times);
     let (bootstrap_median, _) = median_p95(&mut bootstrap_times);
     let (cold_start_median, _) = median_p95(&mut cold_starts);
-    Ok(json!({
-        "benchmark": "notes",
-        "notes": notes,
+    let more = json!({
         "index_cold_ms": round3(cold),
-        "index_notes_per_s": round3(notes as f64 / (cold / 1_000.0)),
+        "index_files_per_s": round3(files as f64 / (cold / 1_000.0)),
         "resync_noop_ms": round3(noop),
         "resync_one_changed_ms": round3(one_changed),
-        "queries": queries.len(),
         "search_median_ms": round3(search_median),
         "search_p95_ms": round3(search_p95),
         "hits_per_query": round3(hits as f64 / queries.len().max(1) as f64),
         "bootstrap_median_ms": round3(bootstrap_median),
+        "dream_sweep_ms": round3(sweep_ms),
+        "dream_recall_records": sweep.candidates,
+        "dream_promoted": sweep.promoted,
         "cold_start_median_ms": round3(cold_start_median),
-        "peak_guest_memory_mib": round3(peak as f64 / (1024.0 * 1024.0)),
-    }))
+        "peak_guest_memory_mib": peak.map(|b| round3(b as f64 / (1024.0 * 1024.0))),
+    });
+    merge(&mut figures, more);
+    Ok(figures)
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
+        into.extend(from);
+    }
+}
+
+/// The sandboxed and the native figures side by side, with the cost of the
+/// sandbox per figure: wasm ÷ native for times, native ÷ wasm for rates
+/// (both read "times slower in the sandbox").
+pub fn compare(wasm: &Value, native: &Value) -> Value {
+    let mut ratio = serde_json::Map::new();
+    if let (Some(w), Some(n)) = (wasm.as_object(), native.as_object()) {
+        for (key, w) in w {
+            let (Some(w), Some(n)) = (w.as_f64(), n.get(key).and_then(Value::as_f64)) else {
+                continue;
+            };
+            let r = if key.ends_with("_ms") && n > 0.0 {
+                w / n
+            } else if key.ends_with("_per_s") && w > 0.0 {
+                n / w
+            } else {
+                continue;
+            };
+            ratio.insert(key.clone(), json!(round3(r)));
+        }
+    }
+    json!({ "wasm": wasm, "native": native, "sandbox_cost": ratio })
 }
 
 fn median_p95(times: &mut [f64]) -> (f64, f64) {
