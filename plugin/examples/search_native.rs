@@ -1,7 +1,10 @@
 //! Native search timing over a workspace, for comparing with the sandboxed
 //! component (`memory-harness search --batch`): the same crate, no wasm.
 //!
-//! cargo run --release -p memory-core --example search_native -- WORKSPACE QUERIES.jsonl [MAX_RESULTS]
+//! cargo run --release -p memory-core --example search_native -- WORKSPACE QUERIES.jsonl [MAX_RESULTS] [owner]
+//!
+//! With `owner`, the searches are the owner's in an interactive session, so
+//! they are recorded as recalls (as the agent's are).
 
 use memory_core::embedding::NoEmbedder;
 use memory_core::model::NoModel;
@@ -13,6 +16,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (workspace, queries) = (&args[1], &args[2]);
     let max_results: u32 = args.get(3).map_or(50, |n| n.parse().expect("a number"));
+    let context = if args.get(4).is_some_and(|a| a == "owner") {
+        TurnContext {
+            session_kind: Some(memory_core::SessionKind::Interactive),
+            sender_is_owner: true,
+            now_ms: 1_796_202_000_000,
+            ..TurnContext::default()
+        }
+    } else {
+        TurnContext::default()
+    };
     let mut memory = Memory::open(
         Settings::reference(workspace),
         Box::new(NoEmbedder),
@@ -30,7 +43,7 @@ fn main() {
             query: value["query"].as_str().expect("query").to_string(),
             max_results: Some(max_results),
             min_score: None,
-            context: TurnContext::default(),
+            context: context.clone(),
         };
         let started = Instant::now();
         memory.search(&request).expect("search");

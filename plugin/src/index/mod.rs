@@ -8,11 +8,12 @@
 
 use crate::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 use crate::embedding::{decode, encode, EmbedderInfo};
+use crate::sqlite::fts5_rank::{rowid_with_length, token_count, LENGTH_BITS};
 use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -131,6 +132,9 @@ pub struct Index {
     conn: Connection,
     path: PathBuf,
     tokenizer: FtsTokenizer,
+    /// The sequence number the next chunk id gets (read from the table on
+    /// first use).
+    next_sequence: std::cell::Cell<Option<i64>>,
 }
 
 impl Index {
@@ -175,10 +179,12 @@ impl Index {
              PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;",
         )?;
         conn.execute_batch(CACHE_SCHEMA)?;
+        conn.register_fts5_rank()?;
         let index = Index {
             conn,
             path: path.to_path_buf(),
             tokenizer,
+            next_sequence: std::cell::Cell::new(None),
         };
         let reason = index.schema_problem()?;
         if let Some(reason) = &reason {
@@ -243,6 +249,7 @@ impl Index {
             }
             sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
             self.conn.execute_batch(&sql)?;
+            self.next_sequence.set(None);
             self.set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
             self.set_meta("tokenizer", self.tokenizer.as_str())?;
             self.set_meta("revision", "0")
@@ -367,35 +374,32 @@ impl Index {
             Some((label, v)) => (Some(label.as_str()), Some(encode(v))),
             None => (None, None),
         };
-        // A window's lines are read back from the file when shown; only its
-        // words are indexed.
-        let stored_text = match chunk.kind {
-            ChunkKind::Entry => chunk.text.as_str(),
-            ChunkKind::Window => "",
-        };
+        let heading = chunk.heading.as_deref().unwrap_or("");
+        let tokens = token_count(&chunk.text) + token_count(heading);
+        let id = rowid_with_length(self.take_sequence()?, tokens);
         self.conn.execute(
-            "INSERT INTO chunks (path, kind, start_line, end_line, heading, text, hash, embedding, embedding_model) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO chunks (id, path, kind, start_line, end_line, heading, text, hash, embedding, embedding_model) \
+             VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             &[
                 Value::Text(path),
                 Value::Text(chunk.kind.as_str()),
                 Value::Integer(chunk.start_line as i64),
                 Value::Integer(chunk.end_line as i64),
                 opt_text(chunk.heading.as_deref()),
-                Value::Text(stored_text),
+                Value::Text(&chunk.text),
                 Value::Text(&chunk.hash),
                 blob.as_deref().map_or(Value::Null, Value::Blob),
                 opt_text(model),
+                Value::Integer(id),
             ],
         )?;
-        let id = self.conn.last_insert_rowid();
         match chunk.kind {
             ChunkKind::Entry => self.conn.execute(
                 "INSERT INTO entries_fts (rowid, text, heading) VALUES (?1, ?2, ?3)",
                 &[
                     Value::Integer(id),
                     Value::Text(&chunk.text),
-                    Value::Text(chunk.heading.as_deref().unwrap_or("")),
+                    Value::Text(heading),
                 ],
             )?,
             ChunkKind::Window => self.conn.execute(
@@ -446,20 +450,25 @@ impl Index {
 
     fn delete_chunks(&self, path: &str) -> Result<(), DbError> {
         let p = [Value::Text(path)];
-        // One rowid at a time: FTS5 answers `rowid IN (subquery)` with a
-        // scan of the whole table.
-        let chunks = self
-            .conn
-            .query("SELECT id, kind FROM chunks WHERE path = ?1", &p, |r| {
-                Ok((r.get_i64(0), r.get_text(1)))
-            })?;
-        for (id, kind) in chunks {
-            let sql = if kind == "window" {
-                "DELETE FROM windows_fts WHERE rowid = ?1"
+        // A contentless table forgets a row when told the values it was
+        // given: the chunk's own text and heading.
+        let chunks = self.conn.query(
+            "SELECT id, kind, text, coalesce(heading, '') FROM chunks WHERE path = ?1",
+            &p,
+            |r| Ok((r.get_i64(0), r.get_text(1), r.get_text(2), r.get_text(3))),
+        )?;
+        for (id, kind, text, heading) in chunks {
+            if kind == "window" {
+                self.conn.execute(
+                    "INSERT INTO windows_fts (windows_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                    &[Value::Integer(id), Value::Text(&text)],
+                )?;
             } else {
-                "DELETE FROM entries_fts WHERE rowid = ?1"
-            };
-            self.conn.execute(sql, &[Value::Integer(id)])?;
+                self.conn.execute(
+                    "INSERT INTO entries_fts (entries_fts, rowid, text, heading) VALUES ('delete', ?1, ?2, ?3)",
+                    &[Value::Integer(id), Value::Text(&text), Value::Text(&heading)],
+                )?;
+            }
         }
         self.conn.execute(
             "DELETE FROM provenance WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
@@ -481,6 +490,24 @@ impl Index {
                 .execute("DELETE FROM sources WHERE path = ?1", &[Value::Text(path)])?;
             Ok(())
         })
+    }
+
+    /// The next chunk id's sequence number, counted on from the largest id.
+    fn take_sequence(&self) -> Result<i64, DbError> {
+        let next = match self.next_sequence.get() {
+            Some(next) => next,
+            None => {
+                let max = self
+                    .conn
+                    .query_row("SELECT coalesce(max(id), 0) FROM chunks", &[], |r| {
+                        Ok(r.get_i64(0))
+                    })?
+                    .unwrap_or(0);
+                (max >> LENGTH_BITS) + 1
+            }
+        };
+        self.next_sequence.set(Some(next + 1));
+        Ok(next)
     }
 
     /// Opens a batch: the writes until its `commit` share one transaction
@@ -589,7 +616,7 @@ impl Index {
     /// instead of sorting every match.
     pub fn lexical(&self, fts_query: &str, limit: u32) -> Result<Vec<LexicalHit>, DbError> {
         self.conn.query(
-            "SELECT rowid, bm25(entries_fts, 1.0, 0.25) AS score FROM entries_fts \
+            "SELECT rowid, memory_bm25(entries_fts, 1.0, 0.25) AS score FROM entries_fts \
              WHERE entries_fts MATCH ?1 ORDER BY score LIMIT ?2",
             &[Value::Text(fts_query), Value::Integer(limit as i64)],
             |r| {
@@ -609,7 +636,7 @@ impl Index {
     ) -> Result<Vec<(WindowSpan, f64)>, DbError> {
         self.conn.query(
             "SELECT c.path, c.start_line, c.end_line, w.score FROM \
-             (SELECT rowid AS id, -bm25(windows_fts) AS score FROM windows_fts \
+             (SELECT rowid AS id, -memory_bm25(windows_fts) AS score FROM windows_fts \
               WHERE windows_fts MATCH ?1 ORDER BY score DESC LIMIT ?2) w \
              JOIN chunks c ON c.id = w.id",
             &[Value::Text(fts_query), Value::Integer(limit as i64)],

@@ -22,13 +22,13 @@ CREATE TABLE sources (
 -- Entries (list items, paragraphs) and windows (overlapping spans of a
 -- daily note, for neighbouring-line context).
 CREATE TABLE chunks (
-  id              INTEGER PRIMARY KEY,
+  id              INTEGER PRIMARY KEY,  -- sequence << 12 | length in tokens
   path            TEXT NOT NULL,
   kind            TEXT NOT NULL CHECK (kind IN ('entry', 'window')),
   start_line      INTEGER NOT NULL,
   end_line        INTEGER NOT NULL,
   heading         TEXT,
-  text            TEXT NOT NULL,   -- empty for windows (their lines are in the file)
+  text            TEXT NOT NULL,
   hash            TEXT NOT NULL,   -- sha-256 of the embedded text
   embedding       BLOB,            -- little-endian f32, L2-normalised
   embedding_model TEXT             -- provider/model the embedding came from
@@ -37,17 +37,18 @@ CREATE INDEX chunks_by_path ON chunks (path, start_line);
 CREATE INDEX chunks_by_model ON chunks (kind, embedding_model);
 
 -- Full-text indexes, one per kind, so a search never filters matches by
--- kind. Contentless: the text lives once, in `chunks` (entries) or in the
--- files (windows); FTS5 keeps only the inverted index and the token counts
--- BM25 needs. The rowid is the chunk's id.
+-- kind. Contentless: the text lives once, in `chunks`, which also gives the
+-- values FTS5's 'delete' command needs. No `%_docsize` table
+-- (columnsize=0): a chunk's length in tokens is in the low bits of its id,
+-- where `memory_bm25` reads it. The rowid is the chunk's id.
 CREATE VIRTUAL TABLE entries_fts USING fts5(
   text, heading,
-  content = '', contentless_delete = 1,
+  content = '', columnsize = 0,
   tokenize = '{tokenizer}'
 );
 CREATE VIRTUAL TABLE windows_fts USING fts5(
   text,
-  content = '', contentless_delete = 1,
+  content = '', columnsize = 0,
   tokenize = '{tokenizer}'
 );
 

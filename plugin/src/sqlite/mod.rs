@@ -3,6 +3,7 @@
 //! plus the std::fs-backed VFS in `wasi_vfs`).
 
 mod ffi;
+pub mod fts5_rank;
 #[cfg(target_arch = "wasm32")]
 mod host_hooks;
 #[cfg(target_arch = "wasm32")]
@@ -170,6 +171,12 @@ impl Connection {
             return Err(conn.error(rc));
         }
         Ok(conn)
+    }
+
+    /// Makes `memory_bm25` (see `fts5_rank`) available on this connection.
+    pub fn register_fts5_rank(&self) -> Result<(), DbError> {
+        // SAFETY: `self.db` is open for as long as `self` lives.
+        unsafe { fts5_rank::register(self.db.as_ptr()) }.map_err(DbError::misuse)
     }
 
     /// Runs every statement in `sql` in order, without parameters.
