@@ -233,7 +233,7 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
             max_results: o.max_results.or(q.max_results).unwrap_or(6),
             min_score: o.min_score.or(q.min_score).unwrap_or(0.35),
             candidates_per_leg: q.candidates_per_leg.unwrap_or(24),
-            vector_weight: q.vector_weight.unwrap_or(0.7),
+            vector_weight: q.vector_weight.unwrap_or(0.3),
             recency_half_life_days: o
                 .recency_half_life_days
                 .or(q.recency_half_life_days)

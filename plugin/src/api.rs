@@ -102,7 +102,7 @@ impl Settings {
                 max_results: 6,
                 min_score: 0.35,
                 candidates_per_leg: 24,
-                vector_weight: 0.7,
+                vector_weight: 0.3,
                 recency_half_life_days: 30.0,
                 mmr_lambda: 0.7,
             },

@@ -51,6 +51,8 @@ const MAX_GET_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_GET_CHARS: usize = 200_000;
 /// Vectors filled per sync call for entries indexed without one.
 const VECTOR_FILL_PER_SYNC: u32 = 4_096;
+/// Entries on each side of a daily-note match that join the candidates.
+const NEIGHBOURS_EACH_SIDE: u32 = 2;
 /// Files indexed in one transaction, by size: few enough that a crash loses
 /// little work, many enough that FTS5 merges few segments.
 const SYNC_BATCH_BYTES: u64 = 8 * 1024 * 1024;
@@ -583,9 +585,41 @@ impl Memory {
             .collect();
         ids.sort_unstable();
         ids.dedup();
+        let mut fetched = self.index.chunks(&ids)?;
+        // The entries around what matched in a daily note join the
+        // candidates: a reply often answers the line before it in words of
+        // its own (see `rank::neighbour_weight`).
+        // Only the best matches of each leg can lift a neighbour into the
+        // results, so only theirs are looked up.
+        let expand = best_of(&lexical, 2 * limit)
+            .into_iter()
+            .chain(best_of(&vector_scores, 2 * limit))
+            .collect::<HashSet<i64>>();
+        let mut neighbours_of: HashMap<i64, Vec<(i64, i32)>> = HashMap::new();
+        let mut extra: Vec<i64> = Vec::new();
+        for row in fetched
+            .iter()
+            .filter(|r| r.file_date.is_some() && expand.contains(&r.id))
+        {
+            for (id, distance) in
+                self.index
+                    .neighbours(&row.path, row.start_line, NEIGHBOURS_EACH_SIDE)?
+            {
+                neighbours_of
+                    .entry(id)
+                    .or_default()
+                    .push((row.id, distance));
+                if ids.binary_search(&id).is_err() {
+                    extra.push(id);
+                }
+            }
+        }
+        extra.sort_unstable();
+        extra.dedup();
+        fetched.extend(self.index.chunks(&extra)?);
         let mut rows = HashMap::new();
-        let mut candidates = Vec::with_capacity(ids.len());
-        for row in self.index.chunks(&ids)? {
+        let mut candidates = Vec::with_capacity(fetched.len());
+        for row in fetched {
             let id = row.id;
             let words = text::stem_set(&row.text);
             let coverage = if stems.is_empty() {
@@ -617,6 +651,7 @@ impl Memory {
                 importance: row.importance,
                 project: rank::project_multiplier(&row.projects, &request.context.active_projects),
                 words,
+                neighbours: neighbours_of.remove(&id).unwrap_or_default(),
             });
             rows.insert(id, row);
         }
@@ -638,7 +673,7 @@ impl Memory {
             .into_iter()
             .filter_map(|r| {
                 let row = rows.remove(&r.id)?;
-                if counts_as_recall(&request.context) && is_recallable(&row.path) {
+                if counts_as_recall(&request.context) && is_recallable(&row.path) && !r.by_context {
                     recalls.push(RecalledRow {
                         path: row.path.clone(),
                         text: row.text.clone(),
@@ -913,6 +948,17 @@ impl Memory {
             changed,
         })
     }
+}
+
+/// The ids of the `n` best scores.
+fn best_of<S: Copy + PartialOrd>(scores: &HashMap<i64, S>, n: usize) -> Vec<i64> {
+    let mut ranked: Vec<(&i64, &S)> = scores.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.1.partial_cmp(a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(b.0))
+    });
+    ranked.into_iter().take(n).map(|(id, _)| *id).collect()
 }
 
 /// Parses one file into its index record: entries always, windows for daily

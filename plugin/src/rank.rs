@@ -5,6 +5,11 @@
 //! - relevance = w·vector + (1−w)·text with the vector leg, or text alone;
 //!   text = ½·(BM25 ÷ best BM25) + ½·(share of query words present), lifted by
 //!   the best-matching surrounding window of a daily note (neighbouring lines);
+//!   vector = cosine ÷ best cosine among the candidates, so both legs speak
+//!   the same 0..1 scale whatever the embedder's cosine range;
+//! - an entry next to a daily-note match gets at least `neighbour_weight` of
+//!   that match's relevance (a reply answers the line before it); one that
+//!   passes only that way is marked `by_context`;
 //! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
 //! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
 //! - project = 1.15 for entries tagged with an active project, 0.85 for
@@ -37,6 +42,11 @@ pub struct Candidate {
     pub project: f32,
     /// Stemmed content words, for near-duplicate detection.
     pub words: HashSet<String>,
+    /// Entries next to this one in its file that matched the query, with
+    /// their distance in entries: a reply answers the line before it, so an
+    /// entry is worth some of its neighbour's text score
+    /// (`neighbour_weight`).
+    pub neighbours: Vec<(i64, i32)>,
 }
 
 impl Default for Candidate {
@@ -52,6 +62,7 @@ impl Default for Candidate {
             importance: None,
             project: 1.0,
             words: HashSet::new(),
+            neighbours: Vec::new(),
         }
     }
 }
@@ -82,6 +93,9 @@ pub struct Ranked {
     pub id: i64,
     pub score: f32,
     pub parts: ScoreParts,
+    /// The entry passed on its neighbour's relevance, not its own: shown
+    /// as context, never counted as recalled.
+    pub by_context: bool,
 }
 
 pub fn importance_multiplier(importance: Option<u8>) -> f32 {
@@ -115,12 +129,27 @@ pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
     }
 }
 
+/// Share of a neighbour's text score an entry gets, by distance in entries.
+pub fn neighbour_weight(distance: i32) -> f32 {
+    match distance.unsigned_abs() {
+        1 => 0.7,
+        2 => 0.5,
+        _ => 0.0,
+    }
+}
+
 pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> {
     let best_bm25 = max_of(candidates.iter().filter_map(|c| c.bm25));
     let best_window = max_of(candidates.iter().filter_map(|c| c.window_bm25));
-    let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
+    let best_vector = candidates
         .iter()
-        .filter_map(|c| {
+        .filter_map(|c| c.vector)
+        .fold(f32::MIN_POSITIVE, f32::max);
+    // Each candidate's own text score, vector score and relevance, before
+    // its neighbours are heard.
+    let own: std::collections::HashMap<i64, (f32, Option<f32>, f32)> = candidates
+        .iter()
+        .map(|c| {
             let lexical = c.bm25.map_or(0.0, |b| (b / best_bm25) as f32);
             let mut text = 0.5 * lexical + 0.5 * c.coverage.clamp(0.0, 1.0);
             if let Some(w) = c.window_bm25 {
@@ -129,13 +158,26 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
             let vector = c
                 .vector
                 .filter(|_| settings.hybrid)
-                .map(|v| v.clamp(0.0, 1.0));
+                .map(|v| (v / best_vector).clamp(0.0, 1.0));
             let relevance = if settings.hybrid {
                 let w = settings.vector_weight.clamp(0.0, 1.0);
                 w * vector.unwrap_or(0.0) + (1.0 - w) * text
             } else {
                 text
             };
+            (c.id, (text, vector, relevance))
+        })
+        .collect();
+    let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let (text, vector, own_relevance) = own[&c.id];
+            let context = c
+                .neighbours
+                .iter()
+                .filter_map(|(id, d)| own.get(id).map(|o| o.2 * neighbour_weight(*d)))
+                .fold(0.0f32, f32::max);
+            let relevance = own_relevance.max(context);
             // NaN relevance fails the gate too.
             if relevance.is_nan() || relevance < settings.min_score || relevance <= 0.0 {
                 return None;
@@ -157,6 +199,7 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
                     id: c.id,
                     score,
                     parts,
+                    by_context: own_relevance < settings.min_score || own_relevance <= 0.0,
                 },
                 &c.words,
             ))
@@ -241,6 +284,64 @@ mod tests {
             words: words(&format!("w{id}")),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_neighbour_of_a_match_gets_part_of_its_relevance_and_is_context() {
+        let matched = lexical(1, 8.0, 1.0);
+        let reply = Candidate {
+            id: 2,
+            words: words("w2"),
+            neighbours: vec![(1, -1)],
+            ..Default::default()
+        };
+        let far = Candidate {
+            id: 3,
+            words: words("w3"),
+            neighbours: vec![(1, -3)],
+            ..Default::default()
+        };
+        let ranked = rank(vec![far, reply, matched], &settings());
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec![1, 2], "three entries away is too far");
+        assert!((ranked[1].parts.relevance - 0.7).abs() < 1e-6);
+        assert!(!ranked[0].by_context);
+        assert!(ranked[1].by_context);
+    }
+
+    #[test]
+    fn an_entry_with_a_match_of_its_own_is_not_context() {
+        let matched = lexical(1, 8.0, 1.0);
+        let mut second = lexical(2, 6.0, 1.0);
+        second.neighbours = vec![(1, 1)];
+        let ranked = rank(vec![matched, second], &settings());
+        assert!(ranked.iter().all(|r| !r.by_context));
+    }
+
+    #[test]
+    fn cosines_are_scaled_to_the_best_candidate() {
+        let hybrid = RankSettings {
+            hybrid: true,
+            vector_weight: 0.5,
+            min_score: 0.0,
+            ..settings()
+        };
+        let a = Candidate {
+            id: 1,
+            vector: Some(0.6),
+            words: words("a"),
+            ..Default::default()
+        };
+        let b = Candidate {
+            id: 2,
+            vector: Some(0.3),
+            words: words("b"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![a, b], &hybrid);
+        assert_eq!(ranked[0].parts.vector, Some(1.0));
+        assert_eq!(ranked[1].parts.vector, Some(0.5));
+        assert!((ranked[0].parts.relevance - 0.5).abs() < 1e-6);
     }
 
     #[test]
@@ -341,7 +442,8 @@ mod tests {
         };
         let ranked = rank(vec![semantic], &s);
         assert_eq!(ranked.len(), 1);
-        assert!((ranked[0].parts.relevance - 0.63).abs() < 1e-5);
+        // The best cosine scales to 1: 0.7 of it, no text.
+        assert!((ranked[0].parts.relevance - 0.7).abs() < 1e-5);
     }
 
     #[test]

@@ -736,6 +736,34 @@ impl Index {
         )
     }
 
+    /// The entries next to the one starting at `start_line` of `path`: up to
+    /// `each_side` before and after it, with their distance in entries
+    /// (-1 is the one just before).
+    pub fn neighbours(
+        &self,
+        path: &str,
+        start_line: u32,
+        each_side: u32,
+    ) -> Result<Vec<(i64, i32)>, DbError> {
+        let params = [
+            Value::Text(path),
+            Value::Integer(start_line as i64),
+            Value::Integer(each_side as i64),
+        ];
+        // Ordered by distance: negative before, positive after.
+        self.conn.query(
+            "SELECT id, -row_number() OVER (ORDER BY start_line DESC) FROM \
+               (SELECT id, start_line FROM chunks WHERE path = ?1 AND start_line < ?2 AND kind = 'entry' \
+                ORDER BY start_line DESC LIMIT ?3) \
+             UNION ALL \
+             SELECT id, row_number() OVER (ORDER BY start_line) FROM \
+               (SELECT id, start_line FROM chunks WHERE path = ?1 AND start_line > ?2 AND kind = 'entry' \
+                ORDER BY start_line LIMIT ?3)",
+            &params,
+            |r| Ok((r.get_i64(0), r.get_i64(1) as i32)),
+        )
+    }
+
     /// The ids of a file's entries, in line order.
     pub fn entry_ids_of(&self, path: &str) -> Result<Vec<i64>, DbError> {
         self.conn.query(

@@ -170,6 +170,20 @@ impl Connection {
         if rc != ffi::SQLITE_OK {
             return Err(conn.error(rc));
         }
+        // Plans that do not depend on bound values: otherwise a `LIMIT ?`
+        // makes SQLite re-prepare the statement on every execution.
+        let mut set: c_int = 0;
+        let rc = unsafe {
+            ffi::sqlite3_db_config(
+                conn.db.as_ptr(),
+                ffi::SQLITE_DBCONFIG_ENABLE_QPSG,
+                1 as c_int,
+                &mut set as *mut c_int,
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
         Ok(conn)
     }
 
