@@ -52,6 +52,8 @@ pub fn token_count(text: &str) -> usize {
 struct QueryStats {
     /// Inverse document frequency of each phrase of the query.
     idf: Vec<f64>,
+    /// The weight of each column (the function's arguments).
+    weights: Vec<f64>,
     avg_length: f64,
     /// Scratch: weighted frequency of each phrase in the current row.
     frequency: Vec<f64>,
@@ -73,6 +75,7 @@ unsafe extern "C" fn count_row(
 unsafe fn query_stats(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
 ) -> Result<*mut QueryStats, c_int> {
     let existing = (api.xGetAuxdata.unwrap())(fts, 0) as *mut QueryStats;
     if !existing.is_null() {
@@ -101,6 +104,7 @@ unsafe fn query_stats(
     }
     let stats = Box::into_raw(Box::new(QueryStats {
         idf,
+        weights: args.iter().map(|v| ffi::sqlite3_value_double(*v)).collect(),
         avg_length: if rows > 0 {
             tokens as f64 / rows as f64
         } else {
@@ -128,9 +132,9 @@ fn check(rc: c_int) -> Result<(), c_int> {
 unsafe fn score(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    weights: &[f64],
+    args: &[*mut ffi::sqlite3_value],
 ) -> Result<f64, c_int> {
-    let stats = &mut *query_stats(api, fts)?;
+    let stats = &mut *query_stats(api, fts, args)?;
     stats.frequency.iter_mut().for_each(|f| *f = 0.0);
     let mut instances: c_int = 0;
     check((api.xInstCount.unwrap())(fts, &mut instances))?;
@@ -143,7 +147,7 @@ unsafe fn score(
             &mut column,
             &mut offset,
         ))?;
-        let weight = weights.get(column as usize).copied().unwrap_or(1.0);
+        let weight = stats.weights.get(column as usize).copied().unwrap_or(1.0);
         if let Some(f) = stats.frequency.get_mut(phrase as usize) {
             *f += weight;
         }
@@ -166,10 +170,12 @@ unsafe extern "C" fn memory_bm25(
     args: *mut *mut ffi::sqlite3_value,
 ) {
     let api = &*api;
-    let weights: Vec<f64> = (0..n_args.max(0) as usize)
-        .map(|i| ffi::sqlite3_value_double(*args.add(i)))
-        .collect();
-    match score(api, fts, &weights) {
+    let args = if args.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(args, n_args.max(0) as usize)
+    };
+    match score(api, fts, args) {
         Ok(s) => ffi::sqlite3_result_double(ctx, -s),
         Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
     }
