@@ -680,7 +680,7 @@ impl Memory {
                         heading: row.heading.clone(),
                         start_line: row.start_line,
                         end_line: row.end_line,
-                        relevance: Some(r.parts.relevance),
+                        relevance: Some(r.own_relevance),
                     });
                 }
                 let date_ms = row

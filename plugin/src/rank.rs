@@ -96,6 +96,8 @@ pub struct Ranked {
     /// The entry passed on its neighbour's relevance, not its own: shown
     /// as context, never counted as recalled.
     pub by_context: bool,
+    /// Its relevance before its neighbours lifted it (what a recall records).
+    pub own_relevance: f32,
 }
 
 pub fn importance_multiplier(importance: Option<u8>) -> f32 {
@@ -200,6 +202,7 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
                     score,
                     parts,
                     by_context: own_relevance < settings.min_score || own_relevance <= 0.0,
+                    own_relevance,
                 },
                 &c.words,
             ))
@@ -307,6 +310,7 @@ mod tests {
         assert!((ranked[1].parts.relevance - 0.7).abs() < 1e-6);
         assert!(!ranked[0].by_context);
         assert!(ranked[1].by_context);
+        assert_eq!(ranked[1].own_relevance, 0.0);
     }
 
     #[test]

@@ -26,6 +26,9 @@ const INDEX_TABLES: &[&str] = &[
     "recall_meta",
 ];
 
+/// Tables of earlier schema versions, dropped when the index is rebuilt.
+const RETIRED_TABLES: &[&str] = &["chunks_fts"];
+
 /// A file's row in `sources`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceRow {
@@ -244,7 +247,7 @@ impl Index {
     pub fn recreate(&self) -> Result<(), DbError> {
         self.conn.transaction(|| {
             let mut sql = String::new();
-            for table in INDEX_TABLES {
+            for table in INDEX_TABLES.iter().chain(RETIRED_TABLES) {
                 sql.push_str(&format!("DROP TABLE IF EXISTS {table};"));
             }
             sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
@@ -899,5 +902,120 @@ mod tests {
             "\"gateway\" OR \"a\"\"b\""
         );
         assert_eq!(fts_query(&[], FtsTokenizer::Unicode61), None);
+    }
+
+    fn entry(text: &str, line: u32) -> ChunkRecord {
+        ChunkRecord {
+            kind: ChunkKind::Entry,
+            start_line: line,
+            end_line: line,
+            heading: Some("Notes".into()),
+            text: text.into(),
+            hash: String::new(),
+            embedding: None,
+            provenance: None,
+            importance: None,
+            triggers: None,
+            projects: Vec::new(),
+        }
+    }
+
+    fn file(path: &str, chunks: Vec<ChunkRecord>) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            tier: "daily",
+            file_date: Some("2026-12-01".into()),
+            hash: String::new(),
+            size: 1,
+            mtime_ms: 0,
+            line_count: 10,
+            problems: Vec::new(),
+            chunks,
+        }
+    }
+
+    #[test]
+    fn an_index_of_an_older_schema_is_rebuilt_without_its_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID; \
+                 INSERT INTO meta VALUES ('schema_version', '2'); \
+                 CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, kind UNINDEXED);",
+            )
+            .unwrap();
+        }
+        let (index, reason) = Index::open(&path, FtsTokenizer::Unicode61).unwrap();
+        assert!(reason.is_some());
+        let tables = index
+            .conn
+            .query(
+                "SELECT name FROM sqlite_master WHERE type = 'table'",
+                &[],
+                |r| Ok(r.get_text(0)),
+            )
+            .unwrap();
+        assert!(
+            !tables.iter().any(|t| t.starts_with("chunks_fts")),
+            "{tables:?}"
+        );
+        assert!(tables.iter().any(|t| t == "entries_fts"));
+    }
+
+    #[test]
+    fn replacing_a_file_forgets_its_old_words_and_ids_carry_lengths() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) =
+            Index::open(&dir.path().join("i.sqlite"), FtsTokenizer::Unicode61).unwrap();
+        index
+            .replace_file(&file("memory/a.md", vec![entry("- the walrus sings", 1)]))
+            .unwrap();
+        let query = |word: &str| fts_query(&[word.to_string()], FtsTokenizer::Unicode61).unwrap();
+        let hits = index.lexical(&query("walrus"), 10).unwrap();
+        assert_eq!(hits.len(), 1);
+        // "the walrus sings" and the heading "Notes": four tokens.
+        assert_eq!(crate::sqlite::fts5_rank::length_of_rowid(hits[0].id), 4);
+        index
+            .replace_file(&file("memory/a.md", vec![entry("- the narwhal hums", 1)]))
+            .unwrap();
+        assert!(index.lexical(&query("walrus"), 10).unwrap().is_empty());
+        assert_eq!(index.lexical(&query("narwhal"), 10).unwrap().len(), 1);
+        // The FTS structure is intact after the delete.
+        index
+            .conn
+            .execute(
+                "INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 0)",
+                &[],
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn memory_bm25_ranks_the_rarer_and_shorter_match_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) =
+            Index::open(&dir.path().join("i.sqlite"), FtsTokenizer::Unicode61).unwrap();
+        let mut chunks = vec![entry("- zebra near the harbour", 1), entry("- zebra", 2)];
+        for i in 3..20 {
+            let word = if i % 5 == 0 { "harbour" } else { "filler" };
+            chunks.push(entry(&format!("- {word} note {i}"), i));
+        }
+        index.replace_file(&file("memory/b.md", chunks)).unwrap();
+        let q = fts_query(&["zebra".into(), "harbour".into()], FtsTokenizer::Unicode61).unwrap();
+        let hits = index.lexical(&q, 5).unwrap();
+        // Both words beat one; the rarer word alone beats the commoner one
+        // (BM25 also favours the shorter entry: hence both are short here).
+        let lengths: Vec<i64> = hits
+            .iter()
+            .map(|h| crate::sqlite::fts5_rank::length_of_rowid(h.id))
+            .collect();
+        assert_eq!(
+            lengths[0], 5,
+            "the entry with both words first: {lengths:?}"
+        );
+        assert_eq!(lengths[1], 2, "then the rare word alone: {lengths:?}");
+        assert!(hits.windows(2).all(|w| w[0].bm25 >= w[1].bm25));
     }
 }
