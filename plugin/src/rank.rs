@@ -44,8 +44,7 @@ pub struct Candidate {
     pub words: HashSet<String>,
     /// Entries next to this one in its file that matched the query, with
     /// their distance in entries: a reply answers the line before it, so an
-    /// entry is worth some of its neighbour's text score
-    /// (`neighbour_weight`).
+    /// entry is worth some of its neighbour's relevance (`neighbour_weight`).
     pub neighbours: Vec<(i64, i32)>,
 }
 
@@ -131,7 +130,7 @@ pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
     }
 }
 
-/// Share of a neighbour's text score an entry gets, by distance in entries.
+/// Share of a neighbour's relevance an entry gets, by distance in entries.
 pub fn neighbour_weight(distance: i32) -> f32 {
     match distance.unsigned_abs() {
         1 => 0.7,

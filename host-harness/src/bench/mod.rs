@@ -366,3 +366,38 @@ fn median_p95(times: &mut [f64]) -> (f64, f64) {
     let pick = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
     (pick(0.5), pick(0.95))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_cost_reads_times_slower_for_times_and_rates() {
+        let wasm = json!({"search_median_ms": 2.0, "index_files_per_s": 1_000.0, "hits_per_query": 6.0, "peak_guest_memory_mib": 4.0});
+        let native = json!({"search_median_ms": 1.0, "index_files_per_s": 3_000.0, "hits_per_query": 6.0, "peak_guest_memory_mib": null});
+        let both = compare(&wasm, &native);
+        assert_eq!(both["sandbox_cost"]["search_median_ms"], json!(2.0));
+        assert_eq!(both["sandbox_cost"]["index_files_per_s"], json!(3.0));
+        // Counts and figures only one side has are not ratios.
+        assert!(both["sandbox_cost"].get("hits_per_query").is_none());
+        assert!(both["sandbox_cost"].get("peak_guest_memory_mib").is_none());
+        assert_eq!(both["wasm"], wasm);
+        assert_eq!(both["native"], native);
+    }
+
+    #[test]
+    fn a_vocabulary_has_as_many_distinct_words_as_it_says() {
+        let mut rng = Rng(1);
+        let words: std::collections::HashSet<String> =
+            (0..200_000).map(|_| rng.word(5_000)).collect();
+        assert_eq!(words.len(), 5_000);
+        let mut rng = Rng(1);
+        let small: std::collections::HashSet<String> =
+            (0..50_000).map(|_| rng.word(1_000)).collect();
+        assert_eq!(small.len(), 1_000);
+        assert!(
+            small.iter().all(|w| w.len() <= 10),
+            "1,000 keeps three syllables"
+        );
+    }
+}
