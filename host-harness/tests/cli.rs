@@ -8,6 +8,17 @@ fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_memory-harness"))
 }
 
+/// Runs a command that must succeed and print one JSON document.
+fn json_output(command: &mut Command) -> Value {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("memory")).unwrap();
@@ -144,24 +155,15 @@ fn a_bad_configuration_is_a_clear_error() {
 
 #[test]
 fn the_lane1_benchmark_runs_and_reports_figures() {
-    let out = harness()
-        .args([
-            "bench-lane1",
-            "--entries",
-            "20",
-            "--intents",
-            "10",
-            "--messages",
-            "5",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let figures = json_output(harness().args([
+        "bench-lane1",
+        "--entries",
+        "20",
+        "--intents",
+        "10",
+        "--messages",
+        "5",
+    ]));
     assert_eq!(figures["benchmark"], "lane1-inject");
     assert_eq!(figures["messages"], 5);
     for side in ["wasm", "native"] {
@@ -177,16 +179,7 @@ fn the_lane1_benchmark_runs_and_reports_figures() {
 
 #[test]
 fn the_general_benchmark_runs_both_subjects_over_the_same_workload() {
-    let out = harness()
-        .args(["bench", "--notes", "20", "--queries", "5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let figures = json_output(harness().args(["bench", "--notes", "20", "--queries", "5"]));
     assert_eq!(figures["benchmark"], "notes");
     assert_eq!(figures["notes"], 20);
     let (wasm, native) = (&figures["wasm"], &figures["native"]);
@@ -220,18 +213,12 @@ fn the_corpus_benchmark_copies_the_corpus_and_leaves_it_untouched() {
     .unwrap();
     let queries = corpus.path().join("queries.txt");
     std::fs::write(&queries, "kafka timeout\n\nrebalance\n").unwrap();
-    let out = harness()
-        .args(["bench-corpus", "--no-native", "--repeat", "2", "--queries"])
-        .arg(&queries)
-        .arg(corpus.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let figures = json_output(
+        harness()
+            .args(["bench-corpus", "--no-native", "--repeat", "2", "--queries"])
+            .arg(&queries)
+            .arg(corpus.path()),
     );
-    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(figures["distinct_queries"], 2);
     assert!(figures["hits_per_query"].as_f64().unwrap() > 0.0);
     assert!(!corpus.path().join(".memory").exists());

@@ -147,13 +147,18 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
-/// Splits text into lowercase word tokens: runs of letters and digits. An
-/// apostrophe inside a word splits it ("don't" → "don", "t"), as SQLite's
-/// unicode61 tokenizer does, so both sides agree on what a word is.
-pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+/// The words of a text: runs of letters and digits. An apostrophe inside a
+/// word splits it ("don't" → "don", "t"), as SQLite's unicode61 tokenizer
+/// does, so both sides agree on what a word is (and on a text's length in
+/// tokens, which `memory_bm25` reads from a chunk's id).
+pub fn words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
-        .map(|word| word.to_lowercase())
+}
+
+/// Lowercase word tokens (see `words`).
+pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).map(|word| word.to_lowercase())
 }
 
 pub fn is_stop_word(token: &str) -> bool {
@@ -250,6 +255,13 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_runs_of_letters_and_digits() {
+        assert_eq!(words("Ticket OPS-4773, don't panic!").count(), 6);
+        assert_eq!(words("  ").count(), 0);
+        assert_eq!(words("Zoë über 3,5 km").count(), 5);
+    }
 
     #[test]
     fn stop_word_list_is_sorted_for_binary_search() {

@@ -8,7 +8,7 @@
 
 use crate::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 use crate::embedding::{decode, encode, EmbedderInfo};
-use crate::sqlite::fts5_rank::{rowid_with_length, token_count, LENGTH_BITS};
+use crate::sqlite::fts5_rank::{rowid_with_length, LENGTH_BITS};
 use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -378,7 +378,7 @@ impl Index {
             None => (None, None),
         };
         let heading = chunk.heading.as_deref().unwrap_or("");
-        let tokens = token_count(&chunk.text) + token_count(heading);
+        let tokens = crate::text::words(&chunk.text).count() + crate::text::words(heading).count();
         let id = rowid_with_length(self.take_sequence()?, tokens);
         self.conn.execute(
             "INSERT INTO chunks (id, path, kind, start_line, end_line, heading, text, hash, embedding, embedding_model) \

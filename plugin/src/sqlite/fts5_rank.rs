@@ -31,22 +31,6 @@ pub fn length_of_rowid(rowid: i64) -> i64 {
     rowid & LENGTH_MASK
 }
 
-/// The token count FTS5's unicode61 tokenizer would see: runs of letters
-/// and digits (approximate for private-use and combining characters, which
-/// only shifts a length by a token or so).
-pub fn token_count(text: &str) -> usize {
-    let mut count = 0;
-    let mut in_token = false;
-    for c in text.chars() {
-        let token_char = c.is_alphanumeric();
-        if token_char && !in_token {
-            count += 1;
-        }
-        in_token = token_char;
-    }
-    count
-}
-
 /// Per-query statistics, computed on the query's first row and kept by
 /// FTS5 as the function's auxiliary data.
 struct QueryStats {
@@ -232,12 +216,5 @@ mod tests {
         assert_eq!(length_of_rowid(id), 15);
         assert_eq!(length_of_rowid(rowid_with_length(3, 1_000_000)), 4_095);
         assert!(rowid_with_length(78, 0) > rowid_with_length(77, 4_095));
-    }
-
-    #[test]
-    fn tokens_are_runs_of_letters_and_digits() {
-        assert_eq!(token_count("Ticket OPS-4773, don't panic!"), 6);
-        assert_eq!(token_count("  "), 0);
-        assert_eq!(token_count("Zoë über 3,5 km"), 5);
     }
 }
