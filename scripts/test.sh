@@ -2,9 +2,15 @@
 # The test command: installs what is missing, builds the component, then runs
 # every test — the plugin's unit tests (native), the harness's unit tests, the
 # MiniLM check against pinned reference values, and the conformance suite
-# through the wasmtime sandbox.
+# through the wasmtime sandbox; then the JavaScript host (hosts/openclaw):
+# its unit tests, and the same conformance suite under Node through jco.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 cargo build --locked -p memory-core --target wasm32-wasip2 --release
 cargo test --locked --workspace --release
+
+bash scripts/build-js.sh
+node="$(bash scripts/node.sh)"
+"$node" --test hosts/openclaw/test/*.test.mjs
+"$node" hosts/openclaw/conformance/run.mjs tests/conformance

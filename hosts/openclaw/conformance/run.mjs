@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// The conformance suite (tests/conformance/, see its README) against the
+// memory-core component under Node, through jco: the Node counterpart of
+// `memory-harness conformance` (host-harness/src/conformance.rs).
+//
+//   node hosts/openclaw/conformance/run.mjs tests/conformance [--filter SUBSTR]
+//
+// Prints `ok     <name>` or `FAILED <name>` with the failing step, its note,
+// what was expected and the actual result, one scenario at a time in sorted
+// path order, then `N passed, M failed`; exits 1 when anything failed.
+
+import fs from "node:fs";
+import path from "node:path";
+import { compareUtf8 } from "./json.mjs";
+import { runScenario } from "./scenario.mjs";
+
+const USAGE = "usage: run.mjs <conformance-dir> [--filter SUBSTR]";
+
+function parseArguments(argv) {
+  let root;
+  let filter;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === "--filter") {
+      if (i + 1 >= argv.length) throw new Error(`--filter needs a value\n${USAGE}`);
+      filter = argv[(i += 1)];
+    } else if (arg.startsWith("--filter=")) {
+      filter = arg.slice("--filter=".length);
+    } else if (arg === "-h" || arg === "--help") {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (root === undefined && !arg.startsWith("-")) {
+      root = arg;
+    } else {
+      throw new Error(`unexpected argument ${JSON.stringify(arg)}\n${USAGE}`);
+    }
+  }
+  if (root === undefined) throw new Error(USAGE);
+  return { root, filter };
+}
+
+/** Path order as Rust sorts PathBufs: component by component, bytewise. */
+function comparePaths(a, b) {
+  const [x, y] = [a.split(path.sep), b.split(path.sep)];
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+    const order = compareUtf8(x[i], y[i]);
+    if (order !== 0) return order;
+  }
+  return x.length - y.length;
+}
+
+/** Every scenario folder (one holding a `scenario.json`) under `root`; its subdirectories are not searched. */
+export function discover(root) {
+  const found = [];
+  const walk = (dir) => {
+    if (isFile(path.join(dir, "scenario.json"))) {
+      found.push(dir);
+      return;
+    }
+    for (const name of fs.readdirSync(dir)) {
+      const child = path.join(dir, name);
+      if (isDirectoryFollowingLinks(child)) walk(child);
+    }
+  };
+  walk(root);
+  return found.sort(comparePaths);
+}
+
+function isFile(file) {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isDirectoryFollowingLinks(dir) {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+const indent = (text) =>
+  text
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n");
+
+async function main() {
+  const { root, filter } = parseArguments(process.argv.slice(2));
+  let passed = 0;
+  let failed = 0;
+  for (const dir of discover(root)) {
+    const name = path.relative(root, dir);
+    if (filter !== undefined && !name.includes(filter)) continue;
+    try {
+      await runScenario(dir);
+      passed += 1;
+      console.log(`ok     ${name}`);
+    } catch (error) {
+      failed += 1;
+      console.log(`FAILED ${name}\n${indent(error?.message ?? String(error))}`);
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+if (import.meta.main) main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    console.error(`error: ${error?.message ?? error}`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,218 @@
+// Pure conversions between OpenClaw's shapes and the component's (jco:
+// camelCase records, BigInt for 64-bit integers, strings for enums).
+
+/** Files OpenClaw injects itself; the plugin's bootstrap leaves them out. */
+const HOST_INJECTED_FILES = new Set(["AGENTS.md"]);
+
+/**
+ * The session kind of an OpenClaw session key: `agent:<id>:cron:…` runs are
+ * scheduled jobs, `…:subagent:…` sub-agent runs, `…:heartbeat…` self-checks;
+ * everything else is a person talking to the agent. A trigger the host names
+ * (`cron`, `heartbeat`) wins over the key.
+ */
+export function sessionKindOf({ sessionKey, trigger } = {}) {
+  if (trigger === "cron") return "cron";
+  if (trigger === "heartbeat") return "heartbeat";
+  const parts = String(sessionKey ?? "").toLowerCase().split(":");
+  if (parts.includes("subagent")) return "subagent";
+  if (parts.includes("cron")) return "cron";
+  if (parts.some((p) => p.startsWith("heartbeat"))) return "heartbeat";
+  return "interactive";
+}
+
+/**
+ * The turn context of an OpenClaw hook or tool call. `senderIsOwner` must
+ * come from the host's own authentication; it is false unless the host says
+ * true.
+ */
+export function contextOf(ctx = {}, nowMs = Date.now()) {
+  return {
+    nowMs: BigInt(Math.trunc(nowMs)),
+    sessionId: ctx.sessionId ?? ctx.sessionKey ?? undefined,
+    sessionKind: sessionKindOf(ctx),
+    channel: ctx.messageChannel ?? ctx.channel ?? ctx.channelId ?? undefined,
+    sender: ctx.requesterSenderId ?? ctx.senderId ?? undefined,
+    senderIsOwner: ctx.senderIsOwner === true,
+    activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
+  };
+}
+
+/** JSON.stringify that writes 64-bit integers (BigInt) as numbers. */
+export function toJson(value, space) {
+  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? Number(v) : v), space);
+}
+
+/** A component search hit as OpenClaw's `MemorySearchResult`. */
+export function searchResultOf(hit) {
+  const p = hit.provenance;
+  return {
+    path: hit.path,
+    startLine: hit.lines.start,
+    endLine: hit.lines.end,
+    score: hit.score,
+    textScore: hit.parts?.text,
+    vectorScore: hit.parts?.vector,
+    snippet: hit.snippet,
+    source: hit.path.startsWith("memory/") && /-session-/.test(hit.path) ? "sessions" : "memory",
+    citation: hit.citation,
+    provenance: p && {
+      originClass: p.sourceClass,
+      sessionKind: p.sessionKind,
+      observedAt: p.observedAtMs === undefined ? undefined : Number(p.observedAtMs),
+      supersedesKey: p.supersedesKey,
+    },
+  };
+}
+
+/** The component's status as OpenClaw's `MemoryProviderStatus`. */
+export function providerStatusOf(status, { workspaceDir, embedder }) {
+  if (!status) {
+    return { backend: "builtin", provider: embedder?.provider ?? "none", workspaceDir, custom: { opened: false } };
+  }
+  const hybrid = status.searchMode === "hybrid";
+  return {
+    backend: "builtin",
+    provider: embedder?.provider ?? "none",
+    model: embedder?.model,
+    files: status.files,
+    chunks: status.entries + status.windows,
+    dirty: status.filesStale > 0,
+    workspaceDir,
+    dbPath: `${workspaceDir}/${status.indexPath}`,
+    sources: ["memory"],
+    fts: { enabled: true, available: true },
+    vector: { enabled: Boolean(embedder), available: hybrid, dims: embedder?.dimensions },
+    custom: {
+      engine: "memory-core (wasm component)",
+      schemaVersion: status.schemaVersion,
+      revision: Number(status.revision),
+      entries: status.entries,
+      windows: status.windows,
+      embedded: status.embedded,
+      searchMode: status.searchMode,
+      ftsTokenizer: status.ftsTokenizer,
+      filesStale: status.filesStale,
+      bySourceClass: Object.fromEntries(status.bySourceClass.map((c) => [c.sourceClass, c.entries])),
+      bySessionKind: Object.fromEntries(status.bySessionKind.map((c) => [c.sessionKind, c.entries])),
+      problems: status.problems,
+      provenanceLost: status.provenanceLost,
+    },
+  };
+}
+
+/**
+ * The bootstrap blocks to inject, without the files OpenClaw injects itself.
+ * The component escapes block delimiters inside file content, so a line
+ * that opens a `<memory-file` block is always a real block boundary.
+ */
+export function bootstrapBlocks(text) {
+  const blocks = [];
+  let current = null;
+  for (const line of text.split("\n")) {
+    const open = /^<memory-file path="([^"]*)"/.exec(line);
+    if (open) {
+      current = { path: open[1], lines: [] };
+      blocks.push(current);
+    }
+    current?.lines.push(line);
+  }
+  return blocks
+    .filter((b) => !HOST_INJECTED_FILES.has(b.path))
+    .map((b) => b.lines.join("\n").trimEnd())
+    .join("\n\n");
+}
+
+/** The text of one OpenClaw transcript message (string or content parts). */
+export function messageText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (typeof part === "string" ? part : part?.type === "text" ? String(part.text ?? "") : ""))
+    .filter(Boolean)
+    .join("\n");
+}
+
+const ROLES = new Map([
+  ["user", "user"],
+  ["assistant", "assistant"],
+  ["system", "system"],
+  ["tool", "tool"],
+  ["toolResult", "tool"],
+  ["tool_result", "tool"],
+]);
+
+/** Tools whose results are memory itself: re-ingesting them would echo memory back into it. */
+const MEMORY_TOOLS = new Set(["memory_search", "memory_get", "intent"]);
+
+/** Whether a tool result came from one of the memory tools (directly or through Tool Search's `tool_call`). */
+export function isMemoryToolResult(message, text) {
+  if (MEMORY_TOOLS.has(message?.toolName)) return true;
+  if (!text.startsWith("{")) return false;
+  try {
+    return MEMORY_TOOLS.has(JSON.parse(text)?.tool?.name);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * OpenClaw's agent messages as the component's JSONL transcript. The
+ * user's messages count as the owner's only when the session's sender is
+ * the owner; tool results are tool output, except the memory tools' own.
+ * Messages without text are left out (a tool call alone says nothing to
+ * remember).
+ */
+export function transcriptOf(messages, { senderIsOwner = false, channel } = {}) {
+  const lines = [];
+  for (const message of messages ?? []) {
+    const role = ROLES.get(message?.role);
+    if (!role) continue;
+    const text = messageText(message.content).trim();
+    if (!text || (role === "tool" && isMemoryToolResult(message, text))) continue;
+    const line = { role, text };
+    if (role === "user") line.owner = senderIsOwner;
+    if (channel) line.channel = channel;
+    if (typeof message.timestamp === "number") line.timestamp = new Date(message.timestamp).toISOString();
+    lines.push(JSON.stringify(line));
+  }
+  return lines.length ? `${lines.join("\n")}\n` : "";
+}
+
+/** Tokens of a transcript, estimated as OpenClaw does when it has no count: 4 characters each. */
+export function estimateTokens(messages) {
+  let chars = 0;
+  for (const m of messages ?? []) chars += messageText(m?.content).length;
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * Whether a hook's turn is the owner's. OpenClaw tells tools
+ * (`ctx.senderIsOwner`) and `before_agent_run` (`event.senderIsOwner`), but
+ * not the prompt-building hook, which runs first; so the last answer per
+ * session and sender is remembered. A turn with no channel and no sender
+ * is a local one (`openclaw agent --local`): the operator at the terminal.
+ * Anything else unknown is not the owner.
+ */
+export class OwnerMemory {
+  #bySession = new Map();
+
+  static #key(ctx) {
+    return `${ctx?.agentId ?? ""}\u0000${ctx?.sessionKey ?? ctx?.sessionId ?? ""}`;
+  }
+
+  remember(ctx, senderIsOwner) {
+    if (typeof senderIsOwner !== "boolean") return;
+    this.#bySession.set(OwnerMemory.#key(ctx), { senderId: ctx?.senderId, owner: senderIsOwner });
+  }
+
+  isOwner(ctx = {}) {
+    if (typeof ctx.senderIsOwner === "boolean") return ctx.senderIsOwner;
+    const known = this.#bySession.get(OwnerMemory.#key(ctx));
+    if (known && known.senderId === ctx.senderId) return known.owner;
+    return !ctx.channel && !ctx.channelId && !ctx.messageProvider && !ctx.senderId;
+  }
+
+  forget(ctx) {
+    this.#bySession.delete(OwnerMemory.#key(ctx));
+  }
+}

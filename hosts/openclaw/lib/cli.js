@@ -1,0 +1,154 @@
+// `openclaw memory …`: the slot's plugin owns this command (OpenClaw's
+// built-in one leaves with memory-core). The person at the terminal is the
+// owner.
+
+import { contextOf, toJson } from "./adapt.js";
+import { dreamSummary, runDream } from "./dreaming.js";
+
+function defaultAgentId(cfg) {
+  const agents = cfg?.agents?.list ?? [];
+  return agents.find((a) => a?.default)?.id ?? agents[0]?.id ?? "main";
+}
+
+const owner = () => contextOf({ senderIsOwner: true, channel: "cli" });
+
+function print(value, json) {
+  process.stdout.write(json ? `${toJson(value, 2)}\n` : `${value}\n`);
+}
+
+export function formatStatus(status, { workspaceDir, embedder }) {
+  const classes = status.bySourceClass.map((c) => `${c.sourceClass} ${c.entries}`).join(", ");
+  const kinds = status.bySessionKind.map((c) => `${c.sessionKind} ${c.entries}`).join(", ");
+  const lines = [
+    "Memory: memory-wasm (memory-core component, sandboxed)",
+    `Workspace: ${workspaceDir}`,
+    `Index: ${status.indexPath} (schema ${status.schemaVersion}, revision ${status.revision})`,
+    `Files: ${status.files} · entries: ${status.entries} · windows: ${status.windows} · stale files: ${status.filesStale}`,
+    `Search: ${status.searchMode} · embedder: ${embedder ? `${embedder.provider}/${embedder.model} (${embedder.dimensions} dims)` : "none"} · embedded: ${status.embedded}`,
+    `By source class: ${classes}`,
+    `By session kind: ${kinds}`,
+  ];
+  if (status.provenanceLost) lines.push(`Provenance ledger lost: ${status.provenanceLost}`);
+  for (const p of status.problems) lines.push(`Problem: ${p.path}: ${p.problem}`);
+  return lines.join("\n");
+}
+
+export function formatHits(hits) {
+  if (!hits.length) return "No matches.";
+  return hits
+    .map((hit) => {
+      const trust = hit.provenance.sourceClass === "untrusted" ? " UNTRUSTED" : "";
+      const snippet = hit.snippet.split("\n").map((l) => `    ${l}`).join("\n");
+      return `${hit.score.toFixed(3)}  ${hit.citation}  [${hit.provenance.sourceClass}${trust}]\n${snippet}`;
+    })
+    .join("\n");
+}
+
+export function registerCli(api, memories) {
+  api.registerCli(
+    ({ program, config }) => {
+      const cfg = config ?? api.config;
+      const where = (opts) => {
+        const agentId = opts.agent ?? defaultAgentId(cfg);
+        return { cfg, agentId, workspaceDir: memories.workspaceOf(cfg, agentId) };
+      };
+      // Every command releases the workspace when done: the CLI is one process among others.
+      const action = (fn) => async (...args) => {
+        try {
+          await fn(...args);
+        } catch (error) {
+          process.stderr.write(`memory: ${error.message}\n`);
+          process.exitCode = 1;
+        } finally {
+          await memories.closeAll();
+        }
+      };
+      const memory = program.command("memory").description("Agent memory (memory-wasm: the memory-core component)");
+
+      memory
+        .command("status")
+        .description("What the memory index holds")
+        .option("--agent <id>", "agent id")
+        .option("--json", "print JSON")
+        .action(action(async (opts) => {
+          const target = where(opts);
+          const entry = await memories.forWorkspace(target);
+          const status = await entry.memory.status();
+          print(opts.json ? { workspaceDir: target.workspaceDir, embedder: entry.embedder, status } : formatStatus(status, { workspaceDir: target.workspaceDir, embedder: entry.embedder }), opts.json);
+        }));
+
+      memory
+        .command("index")
+        .description("Bring the index up to date with the memory files")
+        .option("--agent <id>", "agent id")
+        .option("--force", "re-read every file")
+        .option("--json", "print JSON")
+        .action(action(async (opts) => {
+          const total = await memories.syncAll(where(opts), { force: Boolean(opts.force) });
+          if (opts.json) return print(total, true);
+          const lines = [
+            `Indexed ${total.filesIndexed} files (${total.filesUnchanged} unchanged, ${total.filesRemoved} removed) of ${total.filesSeen}; ${total.chunksIndexed} entries and windows.`,
+          ];
+          if (total.rebuilt) lines.push(`Index rebuilt: ${total.rebuilt}`);
+          if (total.embeddingProblem) lines.push(`Embeddings skipped: ${total.embeddingProblem}`);
+          for (const p of total.problems) lines.push(`Problem: ${p.path}: ${p.problem}`);
+          print(lines.join("\n"));
+        }));
+
+      memory
+        .command("search")
+        .description("Search memory")
+        .argument("[query...]", "what to look for")
+        .option("--query <text>", "what to look for")
+        .option("--agent <id>", "agent id")
+        .option("--max-results <n>", "hits to return", (v) => Number.parseInt(v, 10))
+        .option("--min-score <x>", "relevance gate (0..1)", Number.parseFloat)
+        .option("--json", "print JSON")
+        .action(action(async (words, opts) => {
+          const query = opts.query ?? words.join(" ");
+          if (!query.trim()) throw new Error("give a query");
+          const { memory } = await memories.fresh(where(opts));
+          const result = await memory.search({ query, maxResults: opts.maxResults, minScore: opts.minScore, context: owner() });
+          print(opts.json ? result : `Search mode: ${result.mode}\n${formatHits(result.hits)}`, opts.json);
+        }));
+
+      memory
+        .command("get")
+        .description("Read lines of a memory file")
+        .argument("<path>", "workspace-relative path")
+        .option("--from <line>", "first line", (v) => Number.parseInt(v, 10))
+        .option("--lines <n>", "how many lines", (v) => Number.parseInt(v, 10))
+        .option("--agent <id>", "agent id")
+        .action(action(async (file, opts) => {
+          const { memory } = await memories.forWorkspace(where(opts));
+          const end = opts.from !== undefined && opts.lines !== undefined ? opts.from + opts.lines - 1 : undefined;
+          const result = await memory.get({ path: file, startLine: opts.from, endLine: end, context: owner() });
+          print(result.text);
+        }));
+
+      memory
+        .command("dream")
+        .description("Run a dreaming sweep now (light, REM, deep)")
+        .option("--agent <id>", "agent id")
+        .option("--dry-run", "report what would change, write nothing")
+        .option("--json", "print JSON")
+        .action(action(async (opts) => {
+          const report = await runDream(memories, where(opts), { dryRun: Boolean(opts.dryRun) });
+          print(opts.json ? report : dreamSummary(report), opts.json);
+        }));
+
+      memory
+        .command("intents")
+        .description("Standing intents")
+        .option("--agent <id>", "agent id")
+        .option("--json", "print JSON")
+        .action(action(async (opts) => {
+          const { memory } = await memories.forWorkspace(where(opts));
+          const intents = await memory.intentList(owner());
+          if (opts.json) return print(intents, true);
+          print(intents.length ? intents.map((i) => `#${i.id} [${i.state}] ${i.text} (fired ${i.fires}/${i.fireBudget})`).join("\n") : "No standing intents.");
+        }));
+    },
+    { descriptors: [{ name: "memory", description: "Agent memory (memory-wasm)", hasSubcommands: true }] },
+  );
+}

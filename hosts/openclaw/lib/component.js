@@ -1,0 +1,421 @@
+// The memory-core component under Node: the jco-transpiled component
+// (../component/, built by scripts/build-js.sh) instantiated once per
+// workspace, with that workspace as its only directory, an empty
+// environment, and the embedder and model the caller lends it.
+//
+// Calls into one instance are queued: an export suspended on an async
+// import (JSPI) must not be re-entered. A trap kills the instance; the next
+// call starts a fresh one on the same workspace.
+
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import * as shim from "@bytecodealliance/preview2-shim";
+import { acquireWorkspaceLock } from "./lock.js";
+
+const componentDir = fileURLToPath(new URL("../component/", import.meta.url));
+const GUEST_WORKSPACE = "/workspace";
+
+/** The component's reference settings (`Settings::reference` in the crate). */
+export function referenceSettings() {
+  return {
+    workspace: GUEST_WORKSPACE,
+    search: {
+      maxResults: 6,
+      minScore: 0.35,
+      candidatesPerLeg: 24,
+      vectorWeight: 0.3,
+      recencyHalfLifeDays: 30,
+      mmrLambda: 0.7,
+    },
+    chunking: { tokens: 400, overlap: 80 },
+    ftsTokenizer: "unicode61",
+    bootstrap: { maxFileChars: 20000, maxUserFileChars: 4000, maxTotalChars: 60000 },
+  };
+}
+
+/** A failure the component reported (`types.error`), or one of this host. */
+export class MemoryError extends Error {
+  constructor(kind, message) {
+    super(`${kind}: ${message}`);
+    this.name = "MemoryError";
+    this.kind = kind;
+    this.detail = message;
+  }
+}
+
+/** A trap: the instance is dead (the next call starts a fresh one). */
+function trapError(error) {
+  const trap = new MemoryError("internal", `the component trapped: ${error.message}`);
+  trap.trapped = true;
+  return trap;
+}
+
+/** A component `result` error (jco throws `ComponentError` with a payload) as a MemoryError. */
+function asMemoryError(error) {
+  const payload = error?.payload;
+  if (payload && typeof payload.tag === "string") {
+    return new MemoryError(payload.tag, String(payload.val ?? ""));
+  }
+  return error;
+}
+
+// The shim refuses `mutateDirectory` in `openAt` ("unsupported"); Rust's std
+// sets it on every writable open on wasip2, and wasmtime ignores it. The
+// flag asks for nothing the preopen does not already grant, so it is cleared.
+let openAtPatched = false;
+function patchOpenAt() {
+  if (openAtPatched) return;
+  const proto = shim.filesystem.types.Descriptor.prototype;
+  const openAt = proto.openAt;
+  proto.openAt = function (pathFlags, guestPath, openFlags, descriptorFlags) {
+    const flags = descriptorFlags?.mutateDirectory
+      ? { ...descriptorFlags, mutateDirectory: false }
+      : descriptorFlags;
+    return openAt.call(this, pathFlags, guestPath, openFlags, flags);
+  };
+  openAtPatched = true;
+}
+
+let coreModules = new Map();
+function compileCore(name) {
+  if (!coreModules.has(name)) {
+    coreModules.set(
+      name,
+      readFile(path.join(componentDir, name)).then((bytes) => WebAssembly.compile(bytes)),
+    );
+  }
+  return coreModules.get(name);
+}
+
+let transpiled;
+function loadTranspiled() {
+  transpiled ??= import(new URL("../component/memory_core.js", import.meta.url).href).catch((e) => {
+    transpiled = undefined;
+    throw new Error(
+      `the transpiled component is missing (${e.message}); run scripts/build-js.sh after building the component`,
+    );
+  });
+  return transpiled;
+}
+
+/**
+ * Rejects with `timeout` when `promise` takes longer than `ms`. The message is
+ * the one the wasmtime host gives ("no answer within N ms"): the component
+ * passes it on (an escalation's `detail`, a flush's `model_error`), and the
+ * conformance suite matches it.
+ */
+export function withDeadline(promise, ms) {
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => reject({ tag: "timeout", val: `no answer within ${ms} ms` }), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** A thrown value as the `{tag, val}` of an embed-error or model-error. */
+function asImportError(error) {
+  if (error && typeof error === "object" && ["unavailable", "timeout", "failed"].includes(error.tag)) {
+    return { tag: error.tag, val: String(error.val ?? "") };
+  }
+  if (error?.name === "AbortError" || error?.name === "TimeoutError") {
+    return { tag: "timeout", val: String(error.message ?? error) };
+  }
+  return { tag: "failed", val: String(error?.message ?? error) };
+}
+
+/**
+ * The `openclaw:memory/embedder` import over a lender:
+ * `{ info: {provider, model, dimensions, maxBatch} | null, embed(texts) -> Promise<number[][]> }`.
+ */
+function embedderImport(embedder, timeoutMs) {
+  return {
+    describe() {
+      return embedder?.info ?? undefined;
+    },
+    async embed(texts) {
+      if (!embedder?.info) throw { tag: "unavailable", val: "no embedder is configured" };
+      try {
+        const vectors = await withDeadline(Promise.resolve().then(() => embedder.embed(texts)), timeoutMs);
+        return vectors.map((v) => (v instanceof Float32Array ? v : Float32Array.from(v)));
+      } catch (error) {
+        throw asImportError(error);
+      }
+    },
+  };
+}
+
+/**
+ * The `openclaw:memory/model` import over a lender:
+ * `{ complete(request, signal) -> Promise<{text, toolCalls}> }`. The host
+ * enforces the request's own deadline, never longer than its own cap.
+ */
+function modelImport(model, calls, capMs) {
+  return {
+    async complete(request) {
+      calls.count += 1;
+      if (!model) throw { tag: "unavailable", val: "no language model is configured" };
+      const controller = new AbortController();
+      try {
+        const reply = await withDeadline(
+          Promise.resolve().then(() => model.complete(request, controller.signal)),
+          Math.min(Math.max(request.timeoutMs, 1), capMs),
+        );
+        return { text: String(reply?.text ?? ""), toolCalls: reply?.toolCalls ?? [] };
+      } catch (error) {
+        controller.abort();
+        throw asImportError(error);
+      }
+    },
+  };
+}
+
+function wasiImports(workspaceDir) {
+  const filesystem = shim.filesystem.createFilesystem({ preopens: { [GUEST_WORKSPACE]: workspaceDir } });
+  return {
+    "wasi:cli/environment": {
+      getEnvironment: () => [],
+      getArguments: () => [],
+      initialCwd: () => undefined,
+    },
+    "wasi:cli/exit": {
+      exit(status) {
+        throw new Error(`the component called exit (${status?.tag ?? status})`);
+      },
+    },
+    "wasi:cli/stdin": shim.cli.stdin,
+    "wasi:cli/stdout": shim.cli.stdout,
+    "wasi:cli/stderr": shim.cli.stderr,
+    "wasi:cli/terminal-input": shim.cli.terminalInput,
+    "wasi:cli/terminal-output": shim.cli.terminalOutput,
+    "wasi:cli/terminal-stdin": shim.cli.terminalStdin,
+    "wasi:cli/terminal-stdout": shim.cli.terminalStdout,
+    "wasi:cli/terminal-stderr": shim.cli.terminalStderr,
+    "wasi:clocks/monotonic-clock": shim.clocks.monotonicClock,
+    "wasi:clocks/wall-clock": shim.clocks.wallClock,
+    "wasi:filesystem/preopens": filesystem.preopens,
+    "wasi:filesystem/types": filesystem.types,
+    "wasi:io/error": shim.io.error,
+    "wasi:io/poll": shim.io.poll,
+    "wasi:io/streams": shim.io.streams,
+    "wasi:random/random": shim.random.random,
+    "wasi:random/insecure": shim.random.insecure,
+    "wasi:random/insecure-seed": shim.random.insecureSeed,
+  };
+}
+
+/**
+ * One workspace's memory, served by its own instance of the component.
+ *
+ * Options: `workspaceDir` (host path, granted as `/workspace`), `settings`
+ * (overrides of `referenceSettings()`, `workspace` excepted), `embedder`,
+ * `model` (see the imports above), `embedTimeoutMs` (default 30 s), `lock`
+ * (default true: one process per workspace).
+ */
+export class MemoryComponent {
+  #options;
+  #instance = null; // { exports, memory }
+  #queue = Promise.resolve();
+  #release = null;
+  #busy = false;
+  #lastStatus = null; // the last status read while idle, for `statusNow` during a call
+  modelCalls = { count: 0 };
+
+  constructor(options) {
+    if (!options?.workspaceDir) throw new MemoryError("invalid-input", "workspaceDir is required");
+    this.#options = { embedTimeoutMs: 30000, modelTimeoutMs: 60000, lock: true, ...options };
+    this.workspaceDir = path.resolve(options.workspaceDir);
+    this.settings = mergeSettings(referenceSettings(), options.settings ?? {});
+    this.settings.workspace = GUEST_WORKSPACE;
+  }
+
+  /** Opens the workspace (instantiating the component); idempotent. */
+  async open() {
+    await this.#enqueue(() => this.#ensure());
+    return this;
+  }
+
+  async #ensure() {
+    if (this.#instance) return this.#instance;
+    if (this.#options.lock && !this.#release) {
+      this.#release = acquireWorkspaceLock(this.workspaceDir);
+    }
+    patchOpenAt();
+    const { instantiate } = await loadTranspiled();
+    const imports = {
+      ...wasiImports(this.workspaceDir),
+      "openclaw:memory/types": {},
+      "openclaw:memory/embedder": embedderImport(this.#options.embedder, this.#options.embedTimeoutMs),
+      "openclaw:memory/model": modelImport(this.#options.model, this.modelCalls, this.#options.modelTimeoutMs),
+    };
+    const exports = await instantiate(compileCore, imports);
+    let memory;
+    try {
+      memory = exports.store.Memory.open(this.settings);
+    } catch (error) {
+      throw asMemoryError(error);
+    }
+    this.#instance = { exports, memory };
+    return this.#instance;
+  }
+
+  #enqueue(task) {
+    const guarded = async () => {
+      this.#busy = true;
+      try {
+        return await task();
+      } finally {
+        this.#busy = false;
+      }
+    };
+    const run = this.#queue.then(guarded, guarded);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Runs `fn(exports, memory)` in the queue; component errors become MemoryError. */
+  call(fn) {
+    return this.#enqueue(async () => {
+      const { exports, memory } = await this.#ensure();
+      try {
+        return await fn(exports, memory);
+      } catch (error) {
+        if (error instanceof WebAssembly.RuntimeError) {
+          // A trap leaves the instance unusable: the next call starts anew.
+          this.#instance = null;
+          throw trapError(error);
+        }
+        throw asMemoryError(error);
+      }
+    });
+  }
+
+  /**
+   * The index status, synchronously (OpenClaw's manager `status()` is
+   * synchronous): `null` before the first `open()`. `status` reaches no
+   * async import, so it runs at once when the instance is idle; while a call
+   * is in flight (perhaps suspended on an import) the instance must not be
+   * re-entered, and the last status read while idle is returned (or null).
+   */
+  statusNow() {
+    if (!this.#instance) return null;
+    if (this.#busy) return this.#lastStatus;
+    try {
+      this.#lastStatus = this.#instance.memory.status();
+      return this.#lastStatus;
+    } catch (error) {
+      if (error instanceof WebAssembly.RuntimeError) {
+        this.#instance = null;
+        throw trapError(error);
+      }
+      throw asMemoryError(error);
+    }
+  }
+
+  status() {
+    return this.call((_, memory) => memory.status());
+  }
+  sync(request = {}) {
+    return this.call((_, memory) => memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force) }));
+  }
+  bootstrap(request) {
+    return this.call((e, m) => e.bootstrap.load(m, request));
+  }
+  search(request) {
+    return this.call((e, m) => e.recall.search(m, request));
+  }
+  get(request) {
+    return this.call((e, m) => e.recall.get(m, request));
+  }
+  note(request) {
+    return this.call((e, m) => e.write.note(m, request));
+  }
+  ingest(request) {
+    return this.call((e, m) => e.write.ingest(m, request));
+  }
+  flush(request) {
+    return this.call((e, m) => e.write.flush(m, request));
+  }
+  forget(request) {
+    return this.call((e, m) => e.write.forget(m, request));
+  }
+  triggerInject(request) {
+    return this.call((e, m) => e.inject.triggerInject(m, request));
+  }
+  escalate(request) {
+    return this.call((e, m) => e.inject.escalate(m, request));
+  }
+  intentCreate(spec, context) {
+    return this.call((e, m) => e.intents.create(m, spec, context));
+  }
+  intentList(context) {
+    return this.call((e, m) => e.intents.list(m, context));
+  }
+  intentCancel(id, context) {
+    return this.call((e, m) => e.intents.cancel(m, BigInt(id), context));
+  }
+  due(atMs) {
+    return this.call((e, m) => e.intents.due(m, BigInt(atMs)));
+  }
+  userShow() {
+    return this.call((e, m) => e.user.show(m));
+  }
+  userSet(request) {
+    return this.call((e, m) => e.user.set(m, request));
+  }
+  dreamRun(request) {
+    return this.call((e, m) => e.dream.run(m, request));
+  }
+  dreamRollback(context) {
+    return this.call((e, m) => e.dream.rollback(m, context));
+  }
+
+  /** Drops the instance (the next call opens the workspace again), keeping the lock. */
+  async restart() {
+    await this.#enqueue(() => this.#drop());
+  }
+
+  /** Drops the instance and releases the workspace. */
+  async close() {
+    await this.#enqueue(() => {
+      this.#drop();
+      this.#release?.();
+      this.#release = null;
+    });
+  }
+
+  #drop() {
+    const instance = this.#instance;
+    this.#instance = null;
+    try {
+      instance?.memory?.[Symbol.dispose]?.();
+    } catch {
+      // A dead instance has nothing left to close.
+    }
+  }
+}
+
+function mergeSettings(base, overrides) {
+  const out = { ...base };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    out[key] =
+      value && typeof value === "object" && !Array.isArray(value) && base[key] && typeof base[key] === "object"
+        ? mergeSettings(base[key], value)
+        : value;
+  }
+  return out;
+}
+
+/** A turn context with defaults: the owner at a terminal, now. */
+export function turnContext(fields = {}) {
+  return {
+    nowMs: BigInt(fields.nowMs ?? Date.now()),
+    sessionId: fields.sessionId ?? undefined,
+    sessionKind: fields.sessionKind === null ? undefined : (fields.sessionKind ?? "interactive"),
+    channel: fields.channel ?? undefined,
+    sender: fields.sender ?? undefined,
+    senderIsOwner: fields.senderIsOwner ?? true,
+    activeProjects: fields.activeProjects ?? [],
+  };
+}

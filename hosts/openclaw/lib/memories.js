@@ -1,0 +1,159 @@
+// One component instance per agent workspace, opened on first use with the
+// embedder and model OpenClaw configures for that agent, and kept in sync
+// with the files: a call that reads memory first syncs when the last sync is
+// older than `syncIntervalMs` (an unchanged workspace costs a directory walk).
+
+import path from "node:path";
+import { MemoryComponent } from "./component.js";
+import { openclawEmbedder, openclawModel } from "./bridge.js";
+
+/** The plugin's settings (`plugins.entries.memory-wasm.config`) with defaults. */
+export function pluginSettings(config = {}) {
+  const search = config.search ?? {};
+  const dreaming = config.dreaming ?? {};
+  return {
+    component: {
+      search: {
+        maxResults: search.maxResults,
+        minScore: search.minScore,
+        vectorWeight: search.vectorWeight,
+        recencyHalfLifeDays: search.recencyHalfLifeDays,
+        mmrLambda: search.mmrLambda,
+      },
+      ftsTokenizer: search.tokenizer,
+      bootstrap: config.bootstrap && {
+        maxFileChars: config.bootstrap.maxFileChars,
+        maxUserFileChars: config.bootstrap.maxUserFileChars,
+        maxTotalChars: config.bootstrap.maxTotalChars,
+      },
+    },
+    injectBootstrap: config.bootstrap?.enabled !== false,
+    escalation: { mode: config.escalation?.mode ?? "escalate", timeoutMs: config.escalation?.timeoutMs ?? 8000 },
+    rememberAcrossConversations: config.rememberAcrossConversations === true,
+    flush: { softThresholdTokens: config.flush?.softThresholdTokens, timeoutMs: config.flush?.timeoutMs ?? 20000 },
+    dreaming: {
+      enabled: dreaming.enabled !== false,
+      cron: dreaming.cron ?? "0 3 * * *",
+      timezone: dreaming.timezone,
+      gates: {
+        minScore: dreaming.minScore ?? 0.75,
+        minRecalls: dreaming.minRecallCount ?? 3,
+        minUniqueQueries: dreaming.minUniqueQueries ?? 2,
+        recencyHalfLifeDays: dreaming.recencyHalfLifeDays ?? 14,
+        maxPromotions: dreaming.limit ?? 10,
+        lightLookbackDays: dreaming.lightLookbackDays ?? 2,
+        remLookbackDays: dreaming.remLookbackDays ?? 7,
+        modelTimeoutMs: dreaming.modelTimeoutMs ?? 60000,
+      },
+    },
+    embedTimeoutMs: config.embedTimeoutMs ?? 30000,
+    syncIntervalMs: config.syncIntervalMs ?? 5000,
+    useModel: config.model?.enabled !== false,
+  };
+}
+
+export class Memories {
+  #api;
+  #open = new Map(); // workspace dir -> Promise<entry>
+  #settled = new Map(); // workspace dir -> entry, once open
+
+  constructor(api) {
+    this.#api = api;
+    this.settings = pluginSettings(api.pluginConfig);
+  }
+
+  /** The workspace of `agentId` under `cfg`. */
+  workspaceOf(cfg, agentId) {
+    return this.#api.runtime.agent.resolveAgentWorkspaceDir(cfg, agentId ?? "main");
+  }
+
+  /** The open memory of a workspace (opened on first use). */
+  async forWorkspace({ workspaceDir, cfg, agentId }) {
+    const dir = path.resolve(workspaceDir ?? this.workspaceOf(cfg, agentId));
+    if (!this.#open.has(dir)) {
+      const opening = this.#openWorkspace(dir, cfg ?? this.#api.config, agentId).catch((error) => {
+        this.#open.delete(dir);
+        throw error;
+      });
+      this.#open.set(dir, opening);
+    }
+    return this.#open.get(dir);
+  }
+
+  async #openWorkspace(workspaceDir, cfg, agentId) {
+    const log = this.#api.logger;
+    let embedder = null;
+    try {
+      embedder = await openclawEmbedder(cfg, agentId, log);
+    } catch (error) {
+      log?.warn?.(`memory-wasm: embeddings unavailable (${error.message}); recall stays lexical`);
+    }
+    const memory = new MemoryComponent({
+      workspaceDir,
+      settings: this.settings.component,
+      embedder,
+      model: this.settings.useModel ? openclawModel(this.#api) : null,
+      embedTimeoutMs: this.settings.embedTimeoutMs,
+    });
+    await memory.open();
+    // Not synced yet: the first `fresh()` syncs, `index` reports the whole work.
+    const entry = { memory, embedder: embedder?.info ?? null, workspaceDir, syncedAt: 0 };
+    this.#settled.set(workspaceDir, entry);
+    return entry;
+  }
+
+  async #sync(entry, request) {
+    const report = await entry.memory.sync(request);
+    entry.syncedAt = Date.now();
+    return report;
+  }
+
+  /** The workspace's memory, synced when the last sync is older than the interval. */
+  async fresh(where) {
+    const entry = await this.forWorkspace(where);
+    if (Date.now() - entry.syncedAt > this.settings.syncIntervalMs) await this.#sync(entry, {});
+    return entry;
+  }
+
+  /**
+   * A full sync in batches (only the first forces; later ones take what is
+   * left), with `progress` after each, and the totals.
+   */
+  async syncAll(where, { force = false, progress } = {}) {
+    const entry = await this.forWorkspace(where);
+    const total = { filesSeen: 0, filesIndexed: 0, filesUnchanged: 0, filesRemoved: 0, filesPending: 0, chunksIndexed: 0, problems: [] };
+    for (let first = true; ; first = false) {
+      const report = await this.#sync(entry, { maxFiles: 500, force: force && first });
+      total.filesSeen = report.filesSeen;
+      total.filesPending = report.filesPending;
+      total.filesIndexed += report.filesIndexed;
+      total.filesRemoved += report.filesRemoved;
+      total.chunksIndexed += report.chunksIndexed;
+      total.rebuilt ??= report.rebuilt;
+      total.embeddingProblem ??= report.embeddingProblem;
+      total.problems.push(...report.problems);
+      progress?.(total);
+      // A batch that indexed nothing while files are pending would only repeat itself.
+      if (report.filesPending === 0 || report.filesIndexed === 0) break;
+    }
+    total.filesUnchanged = Math.max(0, total.filesSeen - total.filesIndexed - total.filesPending);
+    return total;
+  }
+
+  /** The entry of a workspace that is already open, or null: for `status()`, which must not wait. */
+  openedSync(workspaceDir) {
+    return this.#settled.get(path.resolve(workspaceDir)) ?? null;
+  }
+
+  async close(workspaceDir) {
+    const dir = path.resolve(workspaceDir);
+    const opening = this.#open.get(dir);
+    this.#open.delete(dir);
+    this.#settled.delete(dir);
+    if (opening) await (await opening.catch(() => null))?.memory.close();
+  }
+
+  async closeAll() {
+    await Promise.all([...this.#open.keys()].map((dir) => this.close(dir)));
+  }
+}

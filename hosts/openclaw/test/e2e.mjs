@@ -1,0 +1,197 @@
+// End to end in the real OpenClaw: the plugin in `plugins.slots.memory`,
+// a copy of test/workspace as the agent's workspace, and fake-openai.mjs as
+// both the agent's model and the embedding provider (loopback, no keys).
+// Checks that `openclaw memory status|index|search` are answered by the
+// component, and that one agent turn carries the injected blocks, calls
+// memory_search and has its transcript ingested.
+//
+// Usage: node test/e2e.mjs <openclaw-bin>   (scripts/openclaw-e2e.sh installs OpenClaw)
+
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pluginDir = path.resolve(here, "..");
+const openclaw = process.argv[2];
+if (!openclaw) {
+  console.error("usage: node test/e2e.mjs <openclaw-bin>");
+  process.exit(2);
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-e2e-"));
+const workspace = path.join(root, "ws");
+const state = path.join(root, "state");
+const requestsLog = path.join(root, "model-requests.jsonl");
+fs.cpSync(path.join(here, "workspace"), workspace, { recursive: true });
+fs.mkdirSync(path.join(root, "home"), { recursive: true });
+fs.mkdirSync(state, { recursive: true });
+
+function startFakeModel() {
+  const child = spawn(process.execPath, [path.join(here, "fake-openai.mjs"), requestsLog], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.stdout.once("data", (data) => resolve({ child, port: Number(String(data).trim()) }));
+    child.once("exit", (code) => reject(new Error(`the fake model server exited (${code})`)));
+  });
+}
+
+function writeConfig(port) {
+  const base = `http://127.0.0.1:${port}/v1`;
+  const config = {
+    agents: { defaults: { workspace, model: { primary: "fake/fake-model" } } },
+    models: {
+      mode: "merge",
+      providers: {
+        fake: {
+          baseUrl: base,
+          apiKey: "sk-local-fake",
+          api: "openai-completions",
+          models: [
+            {
+              id: "fake-model",
+              name: "Fake model",
+              reasoning: false,
+              input: ["text"],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: 128000,
+              maxTokens: 4096,
+            },
+          ],
+        },
+      },
+    },
+    memory: {
+      search: { enabled: true, provider: "openai-compatible", model: "fake-embed", remote: { baseUrl: base, apiKey: "sk-local-fake" } },
+    },
+    plugins: {
+      load: { paths: [pluginDir] },
+      slots: { memory: "memory-wasm" },
+      allow: ["memory-wasm"],
+      entries: {
+        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: { dreaming: { enabled: false } } },
+      },
+    },
+  };
+  const file = path.join(state, "openclaw.json");
+  fs.writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+function oc(configFile, ...args) {
+  const started = Date.now();
+  const result = spawnSync(openclaw, args, {
+    encoding: "utf8",
+    timeout: 180_000,
+    env: {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+      HOME: path.join(root, "home"),
+      OPENCLAW_HOME: root,
+      OPENCLAW_STATE_DIR: state,
+      OPENCLAW_CONFIG_PATH: configFile,
+      NO_COLOR: "1",
+    },
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`$ openclaw ${args.join(" ")}   (${seconds} s, exit ${result.status})`);
+  if (result.status !== 0) {
+    console.error(result.stdout, result.stderr);
+    throw new Error(`openclaw ${args[0]} ${args[1] ?? ""} failed`);
+  }
+  return result.stdout;
+}
+
+/** The JSON object printed last (OpenClaw may print notices before it). */
+function lastJson(text) {
+  const start = text.indexOf("{");
+  assert.ok(start >= 0, `no JSON in: ${text}`);
+  return JSON.parse(text.slice(start));
+}
+
+function requests() {
+  return fs.readFileSync(requestsLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+const textOf = (content) => (typeof content === "string" ? content : (content ?? []).map((p) => p?.text ?? "").join("\n"));
+
+const { child: fakeModel, port } = await startFakeModel();
+try {
+  const config = writeConfig(port);
+
+  // 1. status before any index: our component answers (its schema, its classes).
+  const before = lastJson(oc(config, "memory", "status", "--json"));
+  assert.equal(before.workspaceDir, workspace);
+  assert.equal(before.status.schemaVersion, 4);
+  assert.equal(before.status.files, 0);
+  assert.deepEqual(before.embedder, { provider: "openai-compatible", model: "fake-embed", dimensions: 64, maxBatch: 64 });
+  console.log(`  status: ${before.status.files} files, ${before.status.filesStale} stale, embedder ${before.embedder.provider}/${before.embedder.model}`);
+
+  // 2. index: every memory file, with vectors from OpenClaw's embedding provider.
+  const indexed = oc(config, "memory", "index");
+  assert.match(indexed, /Indexed 4 files \(0 unchanged, 0 removed\) of 4/);
+  const after = lastJson(oc(config, "memory", "status", "--json")).status;
+  assert.equal(after.files, 4);
+  assert.equal(after.searchMode, "hybrid");
+  assert.ok(after.embedded > 0, "entries have vectors");
+  assert.ok(requests().some((r) => r.path.endsWith("/embeddings")), "the embeddings came from OpenClaw's provider");
+  console.log(`  index: ${after.entries} entries, ${after.windows} windows, ${after.embedded} embedded, ${after.searchMode}`);
+
+  // 3. search: ranked hits with citations, provenance and framing.
+  const found = lastJson(oc(config, "memory", "search", "--json", "which server is staging"));
+  assert.equal(found.mode, "hybrid");
+  assert.equal(found.hits[0].citation, "MEMORY.md#L4-L4");
+  assert.equal(found.hits[0].provenance.sourceClass, "owner");
+  assert.match(found.hits[0].framed, /^<memory-recall source="MEMORY.md#L4-L4" class="owner" trust="trusted">/);
+  console.log(`  search: ${found.hits[0].citation} ${found.hits[0].score.toFixed(3)} ${found.hits[0].snippet}`);
+
+  // 4. One agent turn: the blocks before the prompt, the tool, ingestion.
+  const turn = lastJson(
+    oc(config, "agent", "--local", "--agent", "main", "--session-id", "e2e-1", "--message", "What runs on the staging server?", "--json"),
+  );
+  const reply = turn.payloads?.[0]?.text ?? "";
+  const chats = requests().filter((r) => r.path.endsWith("/chat/completions") && r.body.tools?.length);
+  assert.ok(chats.length >= 2, "a tool call and the answer");
+  const first = chats[0].body.messages;
+  const system = textOf(first.find((m) => m.role === "system")?.content);
+  const user = first.filter((m) => m.role === "user").map((m) => textOf(m.content)).join("\n");
+  const bootstrap = /<memory-file path="MEMORY.md">[\s\S]*?<\/memory-file>/.exec(system)?.[0];
+  const trigger = /<memory-context kind="trigger"[\s\S]*?<\/memory-context>/.exec(user)?.[0];
+  assert.ok(bootstrap, "MEMORY.md bootstrapped into the system prompt");
+  assert.ok(system.includes('<memory-file path="USER.md">'), "USER.md bootstrapped");
+  assert.equal(system.split("- The staging server is atlas-2").length - 1, 1, "MEMORY.md injected once, not also by OpenClaw");
+  assert.ok(trigger?.includes('source="MEMORY.md#L4-L4" class="owner"'), "the staging entry's trigger fired");
+  // Offered directly, or in the catalog behind OpenClaw's Tool Search.
+  const names = chats[0].body.tools.map((t) => t.function?.name ?? t.name);
+  for (const name of ["memory_search", "memory_get", "intent"]) {
+    assert.ok(names.includes(name) || system.includes(`- ${name} (memory-wasm)`), `tool ${name} offered`);
+  }
+  const toolResult = textOf(chats[1].body.messages.filter((m) => m.role === "tool").at(-1)?.content);
+  // The framed hit, inside the tool result's JSON (quotes escaped once or twice).
+  assert.match(toolResult, /<memory-recall source=\\*"MEMORY\.md#L4-L4\\*" class=\\*"owner\\*"/);
+  assert.equal(reply, "Memory says: MEMORY.md#L4-L4");
+  console.log("  the blocks OpenClaw sent the model:");
+  console.log(`${bootstrap}\n${trigger}`.replace(/^/gm, "    | "));
+  console.log(`  memory_search answered the model's call; reply: ${reply}`);
+
+  const ingested = fs.readdirSync(path.join(workspace, "memory")).filter((f) => f.includes("-session-"));
+  assert.equal(ingested.length, 1, `one session transcript note: ${ingested}`);
+  const note = fs.readFileSync(path.join(workspace, "memory", ingested[0]), "utf8");
+  assert.ok(note.includes("What runs on the staging server?"), "the user's message was ingested");
+  console.log(`  ingested: memory/${ingested[0]}`);
+
+  // 5. Dreaming through the CLI, as the cron job runs it.
+  const dream = lastJson(oc(config, "memory", "dream", "--dry-run", "--json"));
+  assert.ok(dream.sweep >= 0 && Array.isArray(dream.candidates));
+  console.log(`  dream --dry-run: sweep ${dream.sweep}, ${dream.candidates.length} candidates`);
+
+  console.log("openclaw e2e: ok");
+  fs.rmSync(root, { recursive: true, force: true });
+} catch (error) {
+  console.error(`openclaw e2e: FAILED (${error.message}); files kept in ${root}`);
+  process.exitCode = 1;
+} finally {
+  fakeModel.kill();
+}

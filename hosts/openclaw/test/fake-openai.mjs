@@ -1,0 +1,140 @@
+// A stand-in for a model provider, for the end-to-end test: an
+// OpenAI-compatible server on 127.0.0.1 that logs every request and answers
+// by rule, so a real OpenClaw turn runs without network or keys.
+//
+// - POST /v1/embeddings: bag-of-words vectors (64 dimensions, hashed words),
+//   so texts sharing words are close.
+// - POST /v1/chat/completions with tools (an agent turn): first calls
+//   memory_search with the user's question (directly, or through
+//   OpenClaw's Tool Search `tool_call` when the tools sit behind it); once a
+//   tool result is in the conversation, answers "Memory says: <first citation>".
+// - POST /v1/chat/completions without tools (the plugin's own model calls):
+//   "NONE" (the recall sub-agent found nothing, the flush has nothing).
+//
+// Usage: node fake-openai.mjs <log.jsonl>  — prints the port once listening.
+
+import http from "node:http";
+import fs from "node:fs";
+import { createHash } from "node:crypto";
+
+const log = process.argv[2] ?? "fake-openai.jsonl";
+const DIMENSIONS = 64;
+
+export function embed(text) {
+  const v = new Array(DIMENSIONS).fill(0);
+  for (const word of String(text).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+    if (word.length < 3) continue;
+    const digest = createHash("sha256").update(word).digest();
+    v[digest[0] % DIMENSIONS] += digest[1] & 1 ? 1 : -1;
+  }
+  return v;
+}
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((p) => (typeof p === "string" ? p : (p?.text ?? ""))).join("\n");
+}
+
+/**
+ * What the person asked: OpenClaw's user message carries a timestamp, the
+ * prepended memory blocks and a runtime line around it, and its internal
+ * context comes as a separate user message.
+ */
+export function questionOf(messages) {
+  const typed = messages
+    .filter((m) => m.role === "user")
+    .map((m) => textOf(m.content))
+    .find((text) => !text.startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"));
+  const paragraphs = String(typed ?? "")
+    .replace(/<memory-context[\s\S]*?<\/memory-context>/g, "")
+    .replace(/^\[[^\]]*\]\s*/, "")
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p && !p.startsWith("Runtime:"));
+  return paragraphs[0] ?? "";
+}
+
+/** The reply to a chat request, by the rules above. */
+export function reply(body) {
+  const messages = body?.messages ?? [];
+  const tools = (body?.tools ?? []).map((t) => t?.function?.name ?? t?.name);
+  const direct = tools.includes("memory_search");
+  if (!direct && !tools.includes("tool_call")) return { content: "NONE" };
+  const toolResults = messages.filter((m) => m.role === "tool");
+  if (toolResults.length === 0) {
+    const question = questionOf(messages);
+    const call = direct
+      ? { name: "memory_search", arguments: { query: question } }
+      : { name: "tool_call", arguments: { id: "memory_search", args: { query: question } } };
+    return {
+      tool_calls: [{ id: "call_1", type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
+    };
+  }
+  const citation = /[\w./-]+\.md#L\d+-L\d+/.exec(textOf(toolResults.at(-1).content))?.[0] ?? "nothing";
+  return { content: `Memory says: ${citation}` };
+}
+
+function send(res, body, message) {
+  const id = `chatcmpl-${Date.now()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const finish = message.tool_calls ? "tool_calls" : "stop";
+  if (!body.stream) {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({
+      id, object: "chat.completion", created, model: body.model,
+      choices: [{ index: 0, message: { role: "assistant", content: message.content ?? null, tool_calls: message.tool_calls }, finish_reason: finish }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    }));
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const chunk = (delta, finishReason = null) =>
+    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+  chunk({ role: "assistant", content: "" });
+  if (message.tool_calls) chunk({ tool_calls: message.tool_calls.map((c, index) => ({ index, ...c })) });
+  else chunk({ content: message.content });
+  chunk({}, finish);
+  if (body.stream_options?.include_usage) {
+    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+  }
+  res.write("data: [DONE]\n\n");
+  res.end();
+}
+
+const server = http.createServer((req, res) => {
+  let raw = "";
+  req.on("data", (c) => (raw += c));
+  req.on("end", () => {
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : {};
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    const path = req.url.split("?")[0];
+    fs.appendFileSync(log, `${JSON.stringify({ path, body })}\n`);
+    if (path.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }, { id: "fake-embed", object: "model" }] }));
+    } else if (path.endsWith("/embeddings")) {
+      const inputs = Array.isArray(body.input) ? body.input : [body.input ?? ""];
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({
+        object: "list",
+        data: inputs.map((text, index) => ({ object: "embedding", index, embedding: embed(text) })),
+        model: body.model,
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+      }));
+    } else if (path.endsWith("/chat/completions")) {
+      send(res, body, reply(body));
+    } else {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `unknown path ${path}` } }));
+    }
+  });
+});
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  server.listen(0, "127.0.0.1", () => process.stdout.write(`${server.address().port}\n`));
+}

