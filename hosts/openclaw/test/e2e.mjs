@@ -2,17 +2,21 @@
 // a copy of test/workspace as the agent's workspace, and fake-openai.mjs as
 // both the agent's model and the embedding provider (loopback, no keys).
 // Checks that `openclaw memory status|index|search` are answered by the
-// component, and that one agent turn carries the injected blocks, calls
-// memory_search and has its transcript ingested.
+// component, that one agent turn carries the injected blocks, calls
+// memory_search and has its transcript ingested, and that the gateway keeps
+// the dreaming job on OpenClaw's cron and a run of it is a sweep.
 //
 // Usage: node test/e2e.mjs <openclaw-bin>   (scripts/openclaw-e2e.sh installs OpenClaw)
 
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
+import { DREAM_TOKEN } from "../lib/dreaming.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pluginDir = path.resolve(here, "..");
@@ -71,7 +75,10 @@ function writeConfig(port) {
       slots: { memory: "memory-wasm" },
       allow: ["memory-wasm"],
       entries: {
-        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: { dreaming: { enabled: false } } },
+        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: {} },
+        // The built-in memory stays loaded for its dreaming (reading the slot plugin's
+        // `dreaming` settings) unless it is disabled: MEMORY.md needs one writer.
+        "memory-core": { enabled: false },
       },
     },
   };
@@ -80,23 +87,28 @@ function writeConfig(port) {
   return file;
 }
 
-function oc(configFile, ...args) {
+function openclawEnv(configFile) {
+  return {
+    ...process.env,
+    PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+    HOME: path.join(root, "home"),
+    OPENCLAW_HOME: root,
+    OPENCLAW_STATE_DIR: state,
+    OPENCLAW_CONFIG_PATH: configFile,
+    NO_COLOR: "1",
+  };
+}
+
+function run(configFile, args) {
   const started = Date.now();
-  const result = spawnSync(openclaw, args, {
-    encoding: "utf8",
-    timeout: 180_000,
-    env: {
-      ...process.env,
-      PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
-      HOME: path.join(root, "home"),
-      OPENCLAW_HOME: root,
-      OPENCLAW_STATE_DIR: state,
-      OPENCLAW_CONFIG_PATH: configFile,
-      NO_COLOR: "1",
-    },
-  });
+  const result = spawnSync(openclaw, args, { encoding: "utf8", timeout: 240_000, env: openclawEnv(configFile) });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`$ openclaw ${args.join(" ")}   (${seconds} s, exit ${result.status})`);
+  return result;
+}
+
+function oc(configFile, ...args) {
+  const result = run(configFile, args);
   if (result.status !== 0) {
     console.error(result.stdout, result.stderr);
     throw new Error(`openclaw ${args[0]} ${args[1] ?? ""} failed`);
@@ -104,11 +116,57 @@ function oc(configFile, ...args) {
   return result.stdout;
 }
 
+/** Like `oc`, but a failure is `null`: for polling a gateway that may be too busy to answer. */
+function ocMaybe(configFile, ...args) {
+  const result = run(configFile, args);
+  return result.status === 0 ? result.stdout : null;
+}
+
 /** The JSON object printed last (OpenClaw may print notices before it). */
 function lastJson(text) {
   const start = text.indexOf("{");
   assert.ok(start >= 0, `no JSON in: ${text}`);
   return JSON.parse(text.slice(start));
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `openclaw gateway run` on a loopback port, resolved once it says it is ready. */
+async function startGateway(configFile) {
+  const port = await freePort();
+  const token = randomBytes(16).toString("hex");
+  const args = ["gateway", "run", "--allow-unconfigured", "--port", String(port), "--bind", "loopback", "--auth", "token", "--token", token];
+  const child = spawn(openclaw, args, { env: openclawEnv(configFile), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const logFile = path.join(root, "gateway.log");
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the gateway was not ready within 240 s")), 240_000);
+    const watch = (data) => {
+      fs.appendFileSync(logFile, data);
+      if (/\[gateway\] ready/.test(fs.readFileSync(logFile, "utf8"))) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", watch);
+    child.stderr.on("data", watch);
+    child.once("exit", (code) => reject(new Error(`the gateway exited (${code}); see ${logFile}`)));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    process.kill(-child.pid, "SIGTERM");
+    const timer = setTimeout(() => process.kill(-child.pid, "SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { client: ["--url", `ws://127.0.0.1:${port}`, "--token", token], stop, logFile };
 }
 
 function requests() {
@@ -146,6 +204,9 @@ try {
   assert.equal(found.hits[0].provenance.sourceClass, "owner");
   assert.match(found.hits[0].framed, /^<memory-recall source="MEMORY.md#L4-L4" class="owner" trust="trusted">/);
   console.log(`  search: ${found.hits[0].citation} ${found.hits[0].score.toFixed(3)} ${found.hits[0].snippet}`);
+  // The owner's search of a daily note is a recall signal for dreaming (step 6).
+  const daily = lastJson(oc(config, "memory", "search", "--json", "which tracing did we adopt for checkout"));
+  assert.equal(daily.hits[0].citation, "memory/2026-12-01.md#L3-L3");
 
   // 4. One agent turn: the blocks before the prompt, the tool, ingestion.
   const turn = lastJson(
@@ -186,6 +247,32 @@ try {
   const dream = lastJson(oc(config, "memory", "dream", "--dry-run", "--json"));
   assert.ok(dream.sweep >= 0 && Array.isArray(dream.candidates));
   console.log(`  dream --dry-run: sweep ${dream.sweep}, ${dream.candidates.length} candidates`);
+
+  // 6. Dreaming on OpenClaw's scheduler: the gateway keeps the job; a run of it is a sweep.
+  const gateway = await startGateway(config);
+  try {
+    const jobs = lastJson(oc(config, "cron", "list", "--all", "--json", ...gateway.client)).jobs;
+    const job = jobs.find((j) => j.declarationKey === "memory-wasm:dreaming");
+    assert.ok(job, "the dreaming job is on OpenClaw's cron");
+    assert.equal(job.schedule.expr, "0 3 * * *");
+    assert.equal(job.payload.message, DREAM_TOKEN);
+    assert.ok(!jobs.some((j) => j.declarationKey?.startsWith("memory-core:")), "no dreaming job of the built-in memory");
+    oc(config, "cron", "run", job.id, "--json", ...gateway.client);
+    let finished;
+    for (let attempt = 0; attempt < 30 && !finished; attempt += 1) {
+      await new Promise((r) => setTimeout(r, 5000));
+      const runs = ocMaybe(config, "cron", "runs", job.id, "--json", ...gateway.client);
+      finished = runs && lastJson(runs).entries.find((e) => e.action === "finished");
+    }
+    assert.ok(finished, "the dreaming run finished");
+    assert.equal(finished.status, "ok");
+    assert.match(finished.summary, /^memory-wasm dreaming: sweep \d+, [1-9]\d* candidates/);
+    const dreams = fs.readFileSync(path.join(workspace, "DREAMS.md"), "utf8");
+    assert.ok(dreams.includes("memory/2026-12-01.md#L3-L3"), "the recalled daily entry is staged in DREAMS.md");
+    console.log(`  cron: job "${job.name}" (${job.schedule.expr}); run: ${finished.summary}; DREAMS.md staged memory/2026-12-01.md#L3-L3`);
+  } finally {
+    await gateway.stop();
+  }
 
   console.log("openclaw e2e: ok");
   fs.rmSync(root, { recursive: true, force: true });
