@@ -159,6 +159,7 @@ function intentTool(memories, ctx) {
         case "list":
           return textResult({ intents: await memory.intentList(context) });
         case "cancel":
+          if (!Number.isSafeInteger(params.id)) throw new Error("cancel needs the intent's id (an integer, from list)");
           return textResult({ cancelled: await memory.intentCancel(params.id, context) });
         default:
           throw new Error(`unknown action ${params?.action}; use create, list or cancel`);
@@ -193,9 +194,6 @@ async function promptBlocks(memories, event, ctx) {
   if (blocks.length) result.prependContext = blocks.join("\n");
   return result;
 }
-
-/** How many compactions each session has had, for the flush's once-per-cycle rule. */
-const compactionCycles = new Map();
 
 const plugin = {
   id: PLUGIN_ID,
@@ -257,6 +255,8 @@ const plugin = {
       }
     });
 
+    /** How many compactions each session has had, for the flush's once-per-cycle rule. */
+    const compactionCycles = new Map();
     api.on("before_compaction", async (event, ctx) => {
       const sessionId = ctx?.sessionId ?? ctx?.sessionKey;
       if (!sessionId || !event?.messages?.length) return;
@@ -305,7 +305,8 @@ const plugin = {
     api.on("session_end", async (event, ctx) => {
       const sessionId = event?.sessionId ?? ctx?.sessionId;
       if (!sessionId) return;
-      await ingest(sessionId, { ...ctx, workspaceDir: ctx?.workspaceDir }).catch((error) =>
+      // The session's context names no workspace: the agent's own is used.
+      await ingest(sessionId, ctx ?? {}).catch((error) =>
         log?.warn?.(`memory-wasm: ingestion failed: ${error.message}`),
       );
       transcripts.delete(sessionId);

@@ -69,9 +69,10 @@ export class Memories {
 
   /** The open memory of a workspace (opened on first use). */
   async forWorkspace({ workspaceDir, cfg, agentId }) {
-    const dir = path.resolve(workspaceDir ?? this.workspaceOf(cfg, agentId));
+    const config = cfg ?? this.#api.config;
+    const dir = path.resolve(workspaceDir ?? this.workspaceOf(config, agentId));
     if (!this.#open.has(dir)) {
-      const opening = this.#openWorkspace(dir, cfg ?? this.#api.config, agentId).catch((error) => {
+      const opening = this.#openWorkspace(dir, config, agentId).catch((error) => {
         this.#open.delete(dir);
         throw error;
       });
@@ -95,7 +96,12 @@ export class Memories {
       model: this.settings.useModel ? openclawModel(this.#api) : null,
       embedTimeoutMs: this.settings.embedTimeoutMs,
     });
-    await memory.open();
+    try {
+      await memory.open();
+    } catch (error) {
+      await memory.close().catch(() => {}); // release the workspace lock it may hold
+      throw error;
+    }
     // Not synced yet: the first `fresh()` syncs, `index` reports the whole work.
     const entry = { memory, embedder: embedder?.info ?? null, workspaceDir, syncedAt: 0 };
     this.#settled.set(workspaceDir, entry);
