@@ -77,7 +77,7 @@ function patchOpenAt() {
   openAtPatched = true;
 }
 
-let coreModules = new Map();
+const coreModules = new Map();
 function compileCore(name) {
   if (!coreModules.has(name)) {
     coreModules.set(
