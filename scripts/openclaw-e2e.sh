@@ -8,7 +8,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 openclaw_version="${OPENCLAW_VERSION:-2026.9.6}"
-cache="${MEMORY_CORE_CACHE:-$HOME/.cache/memory-core}"
+cache="${MEMORY_CORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memory-core}"
 
 bash "$root/scripts/setup.sh"
 node="$(bash "$root/scripts/node.sh")"
