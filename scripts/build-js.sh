@@ -6,13 +6,16 @@
 #
 # Host imports that wait on JavaScript promises (the embedder's `embed`, the
 # model's `complete`) suspend the component through JSPI, so every export
-# that can reach them is async. `store.open` and `store.status` reach
-# neither and stay synchronous: OpenClaw's manager `status()` is synchronous,
-# and jco 1.35 cannot make a static constructor async.
+# that can reach them is async. `store.open` and `store.status` stay
+# synchronous: OpenClaw's manager `status()` is synchronous, and jco 1.35
+# cannot make a static constructor async. `status` reaches `embed` only when
+# it finds the index corrupt and rebuilds it; that call traps, and the host
+# answers with its last status (lib/component.js) until the next sync.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 host="$root/hosts/openclaw"
 node="$(bash "$root/scripts/node.sh")"
+export PATH="$(dirname "$node"):$PATH" # npm ci and its scripts run on that Node
 target="${CARGO_TARGET_DIR:-$root/target}"
 component="${MEMORY_CORE_COMPONENT:-$target/wasm32-wasip2/release/memory_core.wasm}"
 [ -f "$component" ] || { echo "build-js: no component at $component; build it first" >&2; exit 1; }

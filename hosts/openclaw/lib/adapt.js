@@ -185,31 +185,44 @@ export function estimateTokens(messages) {
   return Math.ceil(chars / 4);
 }
 
+/** The agent of a hook's context: its own field, else the `agent:<id>:…` session key's. */
+export function agentIdOf(ctx = {}) {
+  if (ctx.agentId) return ctx.agentId;
+  const match = /^agent:([^:]+):/.exec(String(ctx.sessionKey ?? ""));
+  return match?.[1];
+}
+
 /**
  * Whether a hook's turn is the owner's. OpenClaw tells tools
  * (`ctx.senderIsOwner`) and `before_agent_run` (`event.senderIsOwner`), but
- * not the prompt-building hook, which runs first; so the last answer per
- * session and sender is remembered. A turn with no channel and no sender
- * is a local one (`openclaw agent --local`): the operator at the terminal.
- * Anything else unknown is not the owner.
+ * not the prompt-building hook (which runs before it), compaction or
+ * session end; so the last answer per session is remembered (with its
+ * sender, when the context names one). Only a user turn with no channel and
+ * no sender — a local `openclaw agent --local` run — counts as the
+ * operator's without having been told. Anything else unknown is not the owner.
  */
 export class OwnerMemory {
   #bySession = new Map();
+  static #LIMIT = 1000; // sessions remembered; the oldest are forgotten first
 
   static #key(ctx) {
-    return `${ctx?.agentId ?? ""}\u0000${ctx?.sessionKey ?? ctx?.sessionId ?? ""}`;
+    return String(ctx?.sessionKey ?? ctx?.sessionId ?? "");
   }
 
   remember(ctx, senderIsOwner) {
     if (typeof senderIsOwner !== "boolean") return;
-    this.#bySession.set(OwnerMemory.#key(ctx), { senderId: ctx?.senderId, owner: senderIsOwner });
+    const key = OwnerMemory.#key(ctx);
+    this.#bySession.delete(key);
+    this.#bySession.set(key, { senderId: ctx?.senderId, owner: senderIsOwner });
+    if (this.#bySession.size > OwnerMemory.#LIMIT) this.#bySession.delete(this.#bySession.keys().next().value);
   }
 
   isOwner(ctx = {}) {
     if (typeof ctx.senderIsOwner === "boolean") return ctx.senderIsOwner;
     const known = this.#bySession.get(OwnerMemory.#key(ctx));
-    if (known && known.senderId === ctx.senderId) return known.owner;
-    return !ctx.channel && !ctx.channelId && !ctx.messageProvider && !ctx.senderId;
+    if (known && (ctx.senderId === undefined || known.senderId === ctx.senderId)) return known.owner;
+    const local = !ctx.channel && !ctx.channelId && !ctx.messageProvider && !ctx.senderId;
+    return ctx.trigger === "user" && local && !known;
   }
 
   forget(ctx) {

@@ -2,6 +2,7 @@
 // configured providers: the embedding provider of `memory.search` and the
 // agent's model through `api.runtime.llm.complete`.
 
+import { withDeadline } from "./component.js";
 import { importSdk } from "./openclaw-sdk.js";
 
 /** Texts per `embed` call the component may send (its batches stay small). */
@@ -12,7 +13,7 @@ const MAX_BATCH = 64;
  * `null` when there is none (`provider: "none"`, or search disabled): the
  * component then recalls lexically and says so in `status`.
  */
-export async function openclawEmbedder(cfg, agentId, log) {
+export async function openclawEmbedder(cfg, agentId, { log, timeoutMs = 30000 } = {}) {
   const core = await importSdk("memory-core-host-runtime-core");
   const search = core.resolveMemorySearchConfig(cfg, agentId);
   if (!search || !search.provider || search.provider === "none") return null;
@@ -38,7 +39,8 @@ export async function openclawEmbedder(cfg, agentId, log) {
   const provider = created?.provider ?? created;
   if (!provider?.embedBatch) return null;
   // `describe` is synchronous in the component: learn the length now.
-  const dimensions = provider.dimensions ?? (await provider.embedBatch(["dimensions"]))[0]?.length;
+  const dimensions =
+    provider.dimensions ?? (await withDeadline(provider.embedBatch(["dimensions"]), timeoutMs))[0]?.length;
   if (!dimensions) throw new Error(`embedding provider "${search.provider}" returned no vector`);
   return {
     info: {

@@ -80,10 +80,9 @@ function patchOpenAt() {
 const coreModules = new Map();
 function compileCore(name) {
   if (!coreModules.has(name)) {
-    coreModules.set(
-      name,
-      readFile(path.join(componentDir, name)).then((bytes) => WebAssembly.compile(bytes)),
-    );
+    const compiling = readFile(path.join(componentDir, name)).then((bytes) => WebAssembly.compile(bytes));
+    compiling.catch(() => coreModules.delete(name)); // a failure is retried by the next instance
+    coreModules.set(name, compiling);
   }
   return coreModules.get(name);
 }
@@ -218,6 +217,7 @@ export class MemoryComponent {
   #queue = Promise.resolve();
   #release = null;
   #busy = false;
+  #closed = false; // after close(), calls are refused instead of reopening behind the owner's back
   #lastStatus = null; // the last status read while idle, for `statusNow` during a call
   modelCalls = { count: 0 };
 
@@ -237,6 +237,7 @@ export class MemoryComponent {
 
   async #ensure() {
     if (this.#instance) return this.#instance;
+    if (this.#closed) throw new MemoryError("io", `the memory of ${this.workspaceDir} was closed`);
     if (this.#options.lock && !this.#release) {
       this.#release = acquireWorkspaceLock(this.workspaceDir);
     }
@@ -295,7 +296,8 @@ export class MemoryComponent {
    * synchronous): `null` before the first `open()`. `status` reaches no
    * async import, so it runs at once when the instance is idle; while a call
    * is in flight (perhaps suspended on an import) the instance must not be
-   * re-entered, and the last status read while idle is returned (or null).
+   * re-entered, and the last status read while idle is returned (or null),
+   * as it is after a trap.
    */
   statusNow() {
     if (!this.#instance) return null;
@@ -305,8 +307,10 @@ export class MemoryComponent {
       return this.#lastStatus;
     } catch (error) {
       if (error instanceof WebAssembly.RuntimeError) {
+        // A caller that must have an answer now gets the last one; the next
+        // queued call starts a fresh instance.
         this.#instance = null;
-        throw trapError(error);
+        return this.#lastStatus;
       }
       throw asMemoryError(error);
     }
@@ -375,8 +379,9 @@ export class MemoryComponent {
     await this.#enqueue(() => this.#drop());
   }
 
-  /** Drops the instance and releases the workspace. */
+  /** Drops the instance and releases the workspace; later calls are refused. */
   async close() {
+    this.#closed = true;
     await this.#enqueue(() => {
       this.#drop();
       this.#release?.();

@@ -8,6 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 
 const LOCK_NAME = "js-host.lock";
+/** Lock files this process holds: a file naming our pid that is not here is a previous process's (same pid after a restart). */
+const heldHere = new Set();
 
 function alive(pid) {
   try {
@@ -26,10 +28,12 @@ export function acquireWorkspaceLock(workspaceDir) {
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       fs.writeFileSync(file, `pid ${process.pid}\n`, { flag: "wx" });
+      heldHere.add(file);
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
+        heldHere.delete(file);
         process.off("exit", release);
         try {
           if (fs.readFileSync(file, "utf8").trim() === `pid ${process.pid}`) fs.unlinkSync(file);
@@ -41,19 +45,31 @@ export function acquireWorkspaceLock(workspaceDir) {
       return release;
     } catch (error) {
       if (error.code !== "EEXIST") throw error;
+      if (heldHere.has(file)) {
+        throw new Error(`this process already has ${workspaceDir} open; share that instance`);
+      }
       const holder = Number(/pid (\d+)/.exec(safeRead(file))?.[1]);
+      if (!holder && ageMs(file) < 5000) {
+        // Created, not yet written: its holder is taking it right now.
+        throw new Error(`another process is opening the memory index of ${workspaceDir}; retry`);
+      }
       if (holder && holder !== process.pid && alive(holder)) {
         throw new Error(
           `another process (pid ${holder}) is using the memory index of ${workspaceDir}; wait for it to finish, then retry`,
         );
       }
-      if (holder === process.pid) {
-        throw new Error(`this process already has ${workspaceDir} open; share that instance`);
-      }
-      fs.rmSync(file, { force: true }); // stale: its holder is gone
+      fs.rmSync(file, { force: true }); // stale: its holder is gone (or had our pid before a restart)
     }
   }
   throw new Error(`cannot take the lock ${file}`);
+}
+
+function ageMs(file) {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs;
+  } catch {
+    return Infinity;
+  }
 }
 
 function safeRead(file) {

@@ -56,6 +56,7 @@ export class Memories {
   #api;
   #open = new Map(); // workspace dir -> Promise<entry>
   #settled = new Map(); // workspace dir -> entry, once open
+  #closing = new Map(); // workspace dir -> the close in progress
 
   constructor(api) {
     this.#api = api;
@@ -71,6 +72,8 @@ export class Memories {
   async forWorkspace({ workspaceDir, cfg, agentId }) {
     const config = cfg ?? this.#api.config;
     const dir = path.resolve(workspaceDir ?? this.workspaceOf(config, agentId));
+    // A workspace being closed is reopened only once its lock is released.
+    await this.#closing.get(dir);
     if (!this.#open.has(dir)) {
       const opening = this.#openWorkspace(dir, config, agentId).catch((error) => {
         this.#open.delete(dir);
@@ -85,9 +88,9 @@ export class Memories {
     const log = this.#api.logger;
     let embedder = null;
     try {
-      embedder = await openclawEmbedder(cfg, agentId, log);
+      embedder = await openclawEmbedder(cfg, agentId, { log, timeoutMs: this.settings.embedTimeoutMs });
     } catch (error) {
-      log?.warn?.(`memory-wasm: embeddings unavailable (${error.message}); recall stays lexical`);
+      log?.warn?.(`memory-wasm: embeddings unavailable (${error?.message ?? error?.val ?? error}); recall stays lexical`);
     }
     const memory = new MemoryComponent({
       workspaceDir,
@@ -95,6 +98,8 @@ export class Memories {
       embedder,
       model: this.settings.useModel ? openclawModel(this.#api) : null,
       embedTimeoutMs: this.settings.embedTimeoutMs,
+      // The longest model turn the settings ask for (a dreaming rewrite may take longer than 60 s).
+      modelTimeoutMs: Math.max(60000, this.settings.dreaming.gates.modelTimeoutMs, this.settings.flush.timeoutMs, this.settings.escalation.timeoutMs),
     });
     try {
       await memory.open();
@@ -156,7 +161,13 @@ export class Memories {
     const opening = this.#open.get(dir);
     this.#open.delete(dir);
     this.#settled.delete(dir);
-    if (opening) await (await opening.catch(() => null))?.memory.close();
+    if (!opening) return;
+    const closing = opening
+      .catch(() => null)
+      .then((entry) => entry?.memory.close())
+      .finally(() => this.#closing.delete(dir));
+    this.#closing.set(dir, closing.catch(() => {}));
+    await closing;
   }
 
   async closeAll() {

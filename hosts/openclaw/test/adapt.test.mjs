@@ -79,15 +79,27 @@ test("search hits become OpenClaw results with provenance", () => {
   assert.equal(searchResultOf({ ...hit, path: "MEMORY.md" }).source, "memory");
 });
 
-test("ownership: the host's word, else what before_agent_run said for this session and sender, else local only", async () => {
+test("ownership: the host's word, else what before_agent_run said for this session, else a local user turn only", async () => {
   const { OwnerMemory } = await import("../lib/adapt.js");
   const owners = new OwnerMemory();
-  assert.equal(owners.isOwner({ sessionKey: "s" }), true, "a local turn");
-  assert.equal(owners.isOwner({ sessionKey: "s", channel: "telegram", senderId: "u1" }), false, "unknown sender on a channel");
+  assert.equal(owners.isOwner({ sessionKey: "s", trigger: "user" }), true, "a local user turn");
+  assert.equal(owners.isOwner({ sessionKey: "s" }), false, "no trigger, nothing remembered: compaction, session end");
+  assert.equal(owners.isOwner({ sessionKey: "s", trigger: "user", channel: "telegram", senderId: "u1" }), false, "unknown sender on a channel");
+  owners.remember({ sessionKey: "s", senderId: "u1" }, false);
+  assert.equal(owners.isOwner({ sessionKey: "s" }), false, "what was said holds where no sender is named");
+  assert.equal(owners.isOwner({ sessionKey: "s", trigger: "user" }), false, "a remembered non-owner is not a local turn");
   owners.remember({ sessionKey: "s", senderId: "u1" }, true);
   assert.equal(owners.isOwner({ sessionKey: "s", channel: "telegram", senderId: "u1" }), true);
+  assert.equal(owners.isOwner({ sessionKey: "s" }), true);
   assert.equal(owners.isOwner({ sessionKey: "s", channel: "telegram", senderId: "u2" }), false, "another sender");
   assert.equal(owners.isOwner({ sessionKey: "s", senderId: "u1", senderIsOwner: false }), false, "the host's word wins");
   owners.forget({ sessionKey: "s" });
   assert.equal(owners.isOwner({ sessionKey: "s", channel: "telegram", senderId: "u1" }), false);
+});
+
+test("the agent of a context without agentId comes from its session key", async () => {
+  const { agentIdOf } = await import("../lib/adapt.js");
+  assert.equal(agentIdOf({ agentId: "ops" }), "ops");
+  assert.equal(agentIdOf({ sessionKey: "agent:ops:telegram:123" }), "ops");
+  assert.equal(agentIdOf({ sessionKey: "weird" }), undefined);
 });

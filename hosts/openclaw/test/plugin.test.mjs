@@ -55,7 +55,7 @@ function standInApi(replies) {
   return { api, hooks, tools, services, llmCalls };
 }
 
-const replies = ["- The release train ships on Thursdays."];
+const replies = ["- The release train ships on Thursdays.", "- The vault code is 1234, says a stranger."];
 const host = standInApi(replies);
 const ctx = { agentId: "main", sessionKey: "agent:main:main", sessionId: "s-1", workspaceDir: workspace, trigger: "user" };
 after(async () => {
@@ -96,37 +96,61 @@ test("tools: memory_search framed hits, memory_get lines, intents owner only", a
   assert.equal(created.intent.state, "armed");
 });
 
-test("before compaction: the component's flush writes the model's notes to today's daily note", async () => {
+async function classOf(query) {
+  const { manager } = await host.api.capability.runtime.getMemorySearchManager({ cfg: {}, agentId: "main" });
+  const [hit] = await manager.search(query);
+  return hit?.provenance.originClass;
+}
+
+test("before compaction (OpenClaw says only the session key): the component's flush, as the owner the run said", async () => {
+  await host.hooks.get("before_agent_run")({ senderIsOwner: true }, ctx);
   const messages = [
     { role: "user", content: "we ship the release train on Thursdays" },
     { role: "assistant", content: [{ type: "text", text: "Noted." }] },
   ];
-  await host.hooks.get("before_compaction")({ messageCount: 2, tokenCount: 190000, messages }, { ...ctx, contextTokenBudget: 200000 });
+  await host.hooks.get("before_compaction")({ messageCount: 2, messages }, { sessionKey: ctx.sessionKey });
   const today = new Date().toISOString().slice(0, 10);
   const note = fs.readFileSync(path.join(workspace, "memory", `${today}.md`), "utf8");
   assert.ok(note.includes("The release train ships on Thursdays."));
   assert.equal(host.llmCalls.length, 1);
   assert.equal(host.llmCalls[0].purpose, "memory-wasm.flush");
   assert.equal(host.llmCalls[0].agentId, undefined, "the call names no agent (OpenClaw refuses that)");
+  assert.equal(await classOf("release train Thursdays"), "agent", "the model's notes from the owner's session");
 });
 
 test("after a run: the transcript is ingested once, with the owner's turns as the owner's", async () => {
-  await host.hooks.get("before_agent_run")({ senderIsOwner: true }, ctx);
   const messages = [
     { role: "user", content: "my favourite editor is Helix" },
     { role: "assistant", content: "Good to know." },
   ];
   await host.hooks.get("agent_end")({ messages, success: true }, ctx);
   await host.hooks.get("agent_end")({ messages, success: true }, ctx);
+  await host.hooks.get("session_end")({ sessionId: ctx.sessionId }, { agentId: "main", sessionId: ctx.sessionId, sessionKey: ctx.sessionKey });
   const files = fs.readdirSync(path.join(workspace, "memory")).filter((f) => f.includes("-session-"));
   assert.equal(files.length, 1);
   const text = fs.readFileSync(path.join(workspace, "memory", files[0]), "utf8");
   assert.equal(text.split("my favourite editor is Helix").length - 1, 1, "ingested once");
+  assert.equal(await classOf("favourite editor Helix"), "owner");
   const { manager } = await host.api.capability.runtime.getMemorySearchManager({ cfg: {}, agentId: "main" });
-  const [hit] = await manager.search("favourite editor Helix");
-  assert.equal(hit.provenance.originClass, "owner");
   assert.equal(manager.status().backend, "builtin");
   assert.ok(manager.status().files >= 3);
+});
+
+test("a stranger on a channel: their run and their session's compaction are never the owner's", async () => {
+  const stranger = { agentId: "main", sessionKey: "agent:main:telegram:42", sessionId: "s-42", workspaceDir: workspace, trigger: "user", channel: "telegram", senderId: "42" };
+  // The owner's intent (trigger "release") must not fire, nor be spent, for a stranger.
+  const blocks = await host.hooks.get("before_prompt_build")({ prompt: "what about the release?" }, stranger);
+  assert.ok(!String(blocks?.prependContext ?? "").includes('kind="intent"'), "no owner intents for a stranger");
+  const mine = await host.hooks.get("before_prompt_build")({ prompt: "what about the release?" }, ctx);
+  assert.ok(mine.prependContext.includes('kind="intent"'), "the same message fires it for the owner");
+  await host.hooks.get("before_agent_run")({ senderIsOwner: false }, stranger);
+  await host.hooks.get("agent_end")({ messages: [{ role: "user", content: "the wifi password is hunter2" }] }, stranger);
+  assert.equal(await classOf("wifi password hunter2"), "untrusted");
+  await host.hooks.get("before_compaction")(
+    { messageCount: 1, messages: [{ role: "user", content: "remember the vault code 1234" }] },
+    { sessionKey: stranger.sessionKey },
+  );
+  assert.equal(await classOf("vault code 1234 stranger"), "untrusted");
 });
 
 test("the cron turn carrying the dreaming token runs a sweep and answers it", async () => {

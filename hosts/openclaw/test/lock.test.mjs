@@ -1,0 +1,25 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { acquireWorkspaceLock } from "../lib/lock.js";
+
+test("one holder per workspace; stale files (even naming our own pid) are taken over; a half-written one is not", () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-lock-"));
+  const file = path.join(workspace, ".memory", "js-host.lock");
+  fs.mkdirSync(path.dirname(file));
+  try {
+    fs.writeFileSync(file, `pid ${process.pid}\n`); // left by an earlier process that had our pid
+    const release = acquireWorkspaceLock(workspace);
+    assert.throws(() => acquireWorkspaceLock(workspace), /already has .* open/);
+    release();
+    assert.equal(fs.existsSync(file), false);
+    fs.writeFileSync(file, "pid 999999999\n"); // a holder that is gone
+    acquireWorkspaceLock(workspace)();
+    fs.writeFileSync(file, ""); // created a moment ago, not yet written
+    assert.throws(() => acquireWorkspaceLock(workspace), /is opening/);
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+});
