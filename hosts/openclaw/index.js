@@ -256,15 +256,26 @@ const plugin = {
       return undefined;
     });
 
-    api.on("before_prompt_build", async (event, ctx) => {
-      if (ctx?.trigger && ctx.trigger !== "user") return undefined;
-      try {
-        return await promptBlocks(memories, event, asHost(ctx));
-      } catch (error) {
-        log?.warn?.(`memory-wasm: no memory blocks for this turn: ${error.message}`);
-        return undefined;
-      }
+    // The first turn of a process opens the workspace, which loads OpenClaw's
+    // embedding provider (seconds, while OpenClaw builds the run beside it):
+    // start that as soon as the run is known, and give the prompt hook room.
+    api.on("before_model_resolve", (_event, ctx) => {
+      memories.fresh(whereOf(ctx)).catch((error) => log?.warn?.(`memory-wasm: cannot open memory: ${error.message}`));
+      return undefined;
     });
+    api.on(
+      "before_prompt_build",
+      async (event, ctx) => {
+        if (ctx?.trigger && ctx.trigger !== "user") return undefined;
+        try {
+          return await promptBlocks(memories, event, asHost(ctx));
+        } catch (error) {
+          log?.warn?.(`memory-wasm: no memory blocks for this turn: ${error.message}`);
+          return undefined;
+        }
+      },
+      { timeoutMs: 60000 },
+    );
 
     api.on("before_compaction", async (event, ctx) => {
       // Compaction runs alongside this hook: take the messages now.

@@ -65,7 +65,7 @@ after(async () => {
 
 test("registers what the memory slot needs", () => {
   assert.deepEqual([...host.tools.keys()].sort(), ["intent", "memory_get", "memory_search"]);
-  for (const hook of ["before_prompt_build", "before_agent_run", "before_compaction", "agent_end", "session_end", "before_agent_reply"]) {
+  for (const hook of ["before_model_resolve", "before_prompt_build", "before_agent_run", "before_compaction", "agent_end", "session_end", "before_agent_reply"]) {
     assert.ok(host.hooks.has(hook), hook);
   }
   assert.equal(host.api.capability.flushPlanResolver(), null, "OpenClaw's own flush turn is off");
