@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { DREAM_TOKEN } from "../lib/dreaming.js";
+import { textOf } from "./fake-openai.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pluginDir = path.resolve(here, "..");
@@ -173,7 +174,6 @@ function requests() {
   return fs.readFileSync(requestsLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 }
 
-const textOf = (content) => (typeof content === "string" ? content : (content ?? []).map((p) => p?.text ?? "").join("\n"));
 
 const { child: fakeModel, port } = await startFakeModel();
 try {

@@ -30,7 +30,8 @@ export function embed(text) {
   return v;
 }
 
-function textOf(content) {
+/** The text of an OpenAI chat message's content (a string or content parts). */
+export function textOf(content) {
   if (typeof content === "string") return content;
   return (content ?? []).map((p) => (typeof p === "string" ? p : (p?.text ?? ""))).join("\n");
 }
