@@ -35,6 +35,7 @@ async_exports=(
   'openclaw:memory/intents#cancel' 'openclaw:memory/intents#due'
   'openclaw:memory/user#show' 'openclaw:memory/user#set'
   'openclaw:memory/dream#run' 'openclaw:memory/dream#rollback'
+  'openclaw:memory/report#gather'
 )
 out="$host/component"
 rm -rf "$out.tmp"

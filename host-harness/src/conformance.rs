@@ -10,8 +10,8 @@
 use crate::clock::parse_now;
 use crate::config::{resolve, ConfigFile, Overrides};
 use crate::host::{
-    wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
-    wit_write, CallError,
+    wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_report, wit_store,
+    wit_user, wit_write, CallError,
 };
 use crate::json;
 use crate::session::Session;
@@ -443,7 +443,7 @@ fn run_step(
     saved: &mut Option<BTreeMap<String, (String, u64)>>,
 ) -> anyhow::Result<()> {
     let before = if is_component_call(&step.op) {
-        Some(snapshot(workspace)?)
+        Some(snapshot(workspace, false)?)
     } else {
         None
     };
@@ -644,6 +644,23 @@ fn run_step(
             let request = dream_request(session, step)?;
             Some(session.host.dream(&request).map(|r| json::dream_report(&r)))
         }
+        "report" => {
+            let dream = dream_request(session, step)?;
+            let request = wit_report::ReportRequest {
+                now_ms: dream.context.now_ms,
+                gates: dream.gates,
+                max_sweeps: REPORT_ROWS,
+                max_candidates: REPORT_ROWS,
+                max_promoted: REPORT_ROWS,
+                max_recalled: REPORT_ROWS,
+            };
+            Some(
+                session
+                    .host
+                    .report(&request)
+                    .map(|r| json::workspace_report(&r)),
+            )
+        }
         "dream_rollback" => {
             let context = step_context(session, step)?;
             Some(
@@ -722,18 +739,23 @@ fn run_step(
             }
             Some(Ok(serde_json::json!({"hits": result.hits.len()})))
         }
-        "save_files" => {
-            *saved = Some(snapshot(workspace)?);
+        "save_files" | "save_state" => {
+            *saved = Some(snapshot(workspace, step.op == "save_state")?);
             None
         }
-        "files_unchanged" => {
+        "files_unchanged" | "state_unchanged" => {
+            let (save, with_memory) = if step.op == "state_unchanged" {
+                ("save_state", true)
+            } else {
+                ("save_files", false)
+            };
             let before = saved
                 .as_ref()
-                .context("files_unchanged needs an earlier save_files")?;
-            let after = snapshot(workspace)?;
+                .with_context(|| format!("{} needs an earlier {save}", step.op))?;
+            let after = snapshot(workspace, with_memory)?;
             if *before != after {
                 bail!(
-                    "files changed since save_files: {:?}",
+                    "files changed since {save}: {:?}",
                     changed_paths(before, &after)
                 );
             }
@@ -817,7 +839,7 @@ fn run_step(
         if is_write_call(&step.op) {
             check_append_only(workspace, &before)?;
         } else {
-            let after = snapshot(workspace)?;
+            let after = snapshot(workspace, false)?;
             if before != after {
                 bail!(
                     "the call changed memory files on disk: {:?}",
@@ -878,7 +900,7 @@ fn check_framing(framed: &str, citation: &str) -> anyhow::Result<()> {
 fn is_component_call(op: &str) -> bool {
     matches!(
         op,
-        "sync" | "status" | "search" | "get" | "bootstrap" | "inject"
+        "sync" | "status" | "search" | "get" | "bootstrap" | "inject" | "report"
     ) || is_write_call(op)
 }
 
@@ -890,6 +912,8 @@ fn is_write_call(op: &str) -> bool {
 
 /// The length recorded for a link or FIFO in a snapshot.
 const SPECIAL_FILE: u64 = u64::MAX;
+/// Rows of each list a `report` step asks for.
+const REPORT_ROWS: u32 = 100;
 
 /// Every file that existed before still starts with exactly its old bytes.
 fn check_append_only(root: &Path, before: &BTreeMap<String, (String, u64)>) -> anyhow::Result<()> {
@@ -907,24 +931,29 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// sha-256 and length of every file outside `.memory/`, by relative path.
-fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, (String, u64)>> {
+/// sha-256 and length of every file outside `.memory/` (with
+/// `with_memory`, inside it too: the databases, but no host's lock file), by
+/// relative path.
+fn snapshot(root: &Path, with_memory: bool) -> anyhow::Result<BTreeMap<String, (String, u64)>> {
     let mut out = BTreeMap::new();
     fn visit(
         root: &Path,
         dir: &Path,
+        with_memory: bool,
         out: &mut BTreeMap<String, (String, u64)>,
     ) -> anyhow::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let path = entry.path();
             let relative = path.strip_prefix(root)?.to_string_lossy().to_string();
-            if relative == ".memory" {
+            if (relative == ".memory" && !with_memory)
+                || (relative.starts_with(".memory/") && relative.ends_with(".lock"))
+            {
                 continue;
             }
             let kind = entry.file_type()?;
             if kind.is_dir() {
-                visit(root, &path, out)?;
+                visit(root, &path, with_memory, out)?;
             } else if kind.is_file() {
                 let bytes = std::fs::read(&path)?;
                 out.insert(relative, (hex(&Sha256::digest(&bytes)), bytes.len() as u64));
@@ -935,7 +964,7 @@ fn snapshot(root: &Path) -> anyhow::Result<BTreeMap<String, (String, u64)>> {
         }
         Ok(())
     }
-    visit(root, root, &mut out)?;
+    visit(root, root, with_memory, &mut out)?;
     Ok(out)
 }
 

@@ -26,10 +26,27 @@ pub use exports::openclaw::memory::dream as wit_dream;
 pub use exports::openclaw::memory::inject as wit_inject;
 pub use exports::openclaw::memory::intents as wit_intents;
 pub use exports::openclaw::memory::recall as wit_recall;
+pub use exports::openclaw::memory::report as wit_report;
 pub use exports::openclaw::memory::store as wit_store;
 pub use exports::openclaw::memory::user as wit_user;
 pub use exports::openclaw::memory::write as wit_write;
 pub use openclaw::memory::types as wit;
+
+/// An event-based intent with the component's defaults: any channel and
+/// sender, the default budget, cool-down and expiry, words only.
+pub fn trigger_intent(text: impl Into<String>, triggers: Vec<String>) -> wit_intents::IntentSpec {
+    wit_intents::IntentSpec {
+        text: text.into(),
+        triggers,
+        due_at_ms: None,
+        channel: None,
+        sender: None,
+        expires_in_ms: None,
+        fire_budget: None,
+        cooldown_ms: None,
+        semantic: false,
+    }
+}
 
 /// Where the workspace appears inside the sandbox.
 pub const GUEST_WORKSPACE: &str = "/workspace";
@@ -537,6 +554,13 @@ impl MemoryHost {
         context: &wit::TurnContext,
     ) -> Result<wit_dream::RollbackReport, CallError> {
         self.call(|store, b, m| b.openclaw_memory_dream().call_rollback(store, m, context))
+    }
+
+    pub fn report(
+        &mut self,
+        request: &wit_report::ReportRequest,
+    ) -> Result<wit_report::WorkspaceReport, CallError> {
+        self.call(|store, b, m| b.openclaw_memory_report().call_gather(store, m, *request))
     }
 
     /// The largest linear memory the live instance has grown to, in bytes

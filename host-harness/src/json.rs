@@ -3,7 +3,7 @@
 
 use crate::host::{
     error_kind, error_message, wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall,
-    wit_store, wit_user, wit_write,
+    wit_report, wit_store, wit_user, wit_write,
 };
 use serde_json::{json, Value};
 
@@ -179,8 +179,19 @@ pub fn inject_result(r: &wit_inject::InjectResult) -> Value {
     })
 }
 
-pub fn intent(i: &wit_intents::Intent) -> Value {
+pub fn intent_state(state: wit_intents::IntentState) -> &'static str {
     use wit_intents::IntentState as S;
+    match state {
+        S::Pending => "pending",
+        S::Armed => "armed",
+        S::Fired => "fired",
+        S::Done => "done",
+        S::Cancelled => "cancelled",
+        S::Expired => "expired",
+    }
+}
+
+pub fn intent(i: &wit_intents::Intent) -> Value {
     json!({
         "id": i.id,
         "text": i.text,
@@ -188,14 +199,7 @@ pub fn intent(i: &wit_intents::Intent) -> Value {
         "due_at_ms": i.due_at_ms,
         "channel": i.channel,
         "sender": i.sender,
-        "state": match i.state {
-            S::Pending => "pending",
-            S::Armed => "armed",
-            S::Fired => "fired",
-            S::Done => "done",
-            S::Cancelled => "cancelled",
-            S::Expired => "expired",
-        },
+        "state": intent_state(i.state),
         "fires": i.fires,
         "fire_budget": i.fire_budget,
         "expires_at_ms": i.expires_at_ms,
@@ -289,46 +293,144 @@ pub fn verdict(v: wit_dream::Verdict) -> &'static str {
     }
 }
 
-pub fn dream_report(r: &wit_dream::DreamReport) -> Value {
-    let consolidation = match r.consolidation {
+pub fn consolidation(c: wit_dream::Consolidation) -> &'static str {
+    match c {
         wit_dream::Consolidation::None => "none",
         wit_dream::Consolidation::ModelRewrite => "model-rewrite",
         wit_dream::Consolidation::Deterministic => "deterministic",
         wit_dream::Consolidation::AppendOnly => "append-only",
-    };
+    }
+}
+
+pub fn refusal_kind(k: wit_dream::RefusalKind) -> &'static str {
+    use wit_dream::RefusalKind as K;
+    match k {
+        K::LossBound => "loss-bound",
+        K::Budget => "budget",
+        K::MissingSource => "missing-source",
+        K::ConcurrentEdit => "concurrent-edit",
+        K::UntrustedText => "untrusted-text",
+        K::Junk => "junk",
+        K::ForeignEntry => "foreign-entry",
+        K::Malformed => "malformed",
+        K::ModelFailed => "model-failed",
+        K::Unchecked => "unchecked",
+    }
+}
+
+fn candidate(c: &wit_dream::Candidate) -> Value {
+    json!({
+        "citation": c.citation,
+        "text": c.text,
+        "source_class": source_class(c.source_class),
+        "verdict": verdict(c.verdict),
+        "reason": c.reason,
+        "signals": {
+            "recalls": c.signals.recalls,
+            "distinct_queries": c.signals.distinct_queries,
+            "days": c.signals.days,
+            "relevance": c.signals.relevance,
+            "last_recalled_ms": c.signals.last_recalled_ms,
+            "frequency": c.signals.frequency,
+            "diversity": c.signals.diversity,
+            "recency": c.signals.recency,
+            "consolidation": c.signals.consolidation,
+            "richness": c.signals.richness,
+            "score": c.signals.score,
+        },
+    })
+}
+
+pub fn dream_report(r: &wit_dream::DreamReport) -> Value {
     json!({
         "sweep": r.sweep,
         "phases": r.phases.iter().map(|p| dream_phase(*p)).collect::<Vec<_>>(),
         "staged": r.staged,
         "themes": r.themes,
-        "candidates": r.candidates.iter().map(|c| json!({
-            "citation": c.citation,
-            "text": c.text,
-            "source_class": source_class(c.source_class),
-            "verdict": verdict(c.verdict),
-            "reason": c.reason,
-            "signals": {
-                "recalls": c.signals.recalls,
-                "distinct_queries": c.signals.distinct_queries,
-                "days": c.signals.days,
-                "relevance": c.signals.relevance,
-                "last_recalled_ms": c.signals.last_recalled_ms,
-                "frequency": c.signals.frequency,
-                "diversity": c.signals.diversity,
-                "recency": c.signals.recency,
-                "consolidation": c.signals.consolidation,
-                "richness": c.signals.richness,
-                "score": c.signals.score,
-            },
-        })).collect::<Vec<_>>(),
+        "candidates": r.candidates.iter().map(candidate).collect::<Vec<_>>(),
         "added": r.added,
         "merged": r.merged,
         "superseded": r.superseded,
         "rewritten": r.rewritten,
-        "consolidation": consolidation,
+        "consolidation": consolidation(r.consolidation),
         "fallback_reason": r.fallback_reason,
+        "fallback_kind": r.fallback_kind.map(refusal_kind),
         "memory_changed": r.memory_changed,
         "dreams_changed": r.dreams_changed,
+    })
+}
+
+pub fn workspace_report(r: &wit_report::WorkspaceReport) -> Value {
+    json!({
+        "sweeps": r.sweeps.iter().map(|s| json!({
+            "id": s.id,
+            "ledger_sweep": s.ledger_sweep,
+            "at_ms": s.at_ms,
+            "phases": s.phases.iter().map(|p| dream_phase(*p)).collect::<Vec<_>>(),
+            "phases_recorded": s.phases_recorded,
+            "staged": s.staged,
+            "themes": s.themes,
+            "candidates": s.candidates,
+            "added": s.added,
+            "merged": s.merged,
+            "superseded": s.superseded,
+            "rewritten": s.rewritten,
+            "consolidation": consolidation(s.consolidation),
+            "refusal": s.refusal.as_ref().map(|f| json!({
+                "kind": refusal_kind(f.kind),
+                "reason": f.reason,
+            })),
+            "memory_changed": s.memory_changed,
+            "dreams_changed": s.dreams_changed,
+            "rolled_back_at_ms": s.rolled_back_at_ms,
+        })).collect::<Vec<_>>(),
+        "candidates": r.candidates.iter().map(|c| json!({
+            "candidate": candidate(&c.candidate),
+            "staged": c.staged,
+            "checks": c.checks.iter().map(|g| json!({
+                "gate": g.gate,
+                "value": g.value,
+                "threshold": g.threshold,
+                "passed": g.passed,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "candidates_total": r.candidates_total,
+        "promoted": r.promoted.iter().map(|p| json!({
+            "sweep": p.sweep,
+            "at_ms": p.at_ms,
+            "fact": p.fact,
+            "line": p.line,
+            "citation": p.citation,
+            "source_class": p.source_class.map(source_class),
+            "session_kind": p.session_kind.map(session_kind),
+            "recorded": p.recorded,
+            "merged": p.merged,
+            "rolled_back": p.rolled_back,
+        })).collect::<Vec<_>>(),
+        "entries_by_day": r.entries_by_day.iter().map(|d| json!({
+            "day": d.day,
+            "source_class": source_class(d.source_class),
+            "session_kind": session_kind(d.session_kind),
+            "entries": d.entries,
+        })).collect::<Vec<_>>(),
+        "recall_days": r.recall_days.iter().map(|d| json!({
+            "day": d.day,
+            "recalls": d.recalls,
+            "entries": d.entries,
+        })).collect::<Vec<_>>(),
+        "top_recalled": r.top_recalled.iter().map(|e| json!({
+            "citation": e.citation,
+            "text": e.text,
+            "shown_class": source_class(e.shown_class),
+            "live": e.live,
+            "recalls": e.recalls,
+            "distinct_queries": e.distinct_queries,
+            "days": e.days,
+            "last_recalled_ms": e.last_recalled_ms,
+        })).collect::<Vec<_>>(),
+        "recalled_total": r.recalled_total,
+        "files_stale": r.files_stale,
+        "provenance_lost": r.provenance_lost,
     })
 }
 

@@ -17,6 +17,7 @@ use exports::openclaw::memory::dream as wit_dream;
 use exports::openclaw::memory::inject as wit_inject;
 use exports::openclaw::memory::intents as wit_intents;
 use exports::openclaw::memory::recall as wit_recall;
+use exports::openclaw::memory::report as wit_report;
 use exports::openclaw::memory::store as wit_store;
 use exports::openclaw::memory::user as wit_user;
 use exports::openclaw::memory::write as wit_write;
@@ -654,7 +655,6 @@ impl wit_dream::Guest for Component {
         request: wit_dream::DreamRequest,
     ) -> Result<wit_dream::DreamReport, wit::Error> {
         use crate::memory::Phase;
-        let g = request.gates;
         let request = crate::memory::DreamRequest {
             phases: request
                 .phases
@@ -666,16 +666,7 @@ impl wit_dream::Guest for Component {
                 })
                 .collect(),
             dry_run: request.dry_run,
-            gates: crate::dreaming::signals::Gates {
-                min_score: g.min_score,
-                min_recalls: g.min_recalls,
-                min_unique_queries: g.min_unique_queries,
-                recency_half_life_days: g.recency_half_life_days,
-                max_promotions: g.max_promotions,
-                light_lookback_days: g.light_lookback_days,
-                rem_lookback_days: g.rem_lookback_days,
-                model_timeout_ms: g.model_timeout_ms,
-            },
+            gates: gates(request.gates),
             context: turn_context(request.context),
         };
         let memory = store.get::<MemoryResource>();
@@ -705,69 +696,230 @@ impl wit_dream::Guest for Component {
     }
 }
 
+fn gates(g: wit_dream::DreamGates) -> crate::dreaming::signals::Gates {
+    crate::dreaming::signals::Gates {
+        min_score: g.min_score,
+        min_recalls: g.min_recalls,
+        min_unique_queries: g.min_unique_queries,
+        recency_half_life_days: g.recency_half_life_days,
+        max_promotions: g.max_promotions,
+        light_lookback_days: g.light_lookback_days,
+        rem_lookback_days: g.rem_lookback_days,
+        model_timeout_ms: g.model_timeout_ms,
+    }
+}
+
+fn phase(p: crate::memory::Phase) -> wit_dream::Phase {
+    use crate::memory::Phase;
+    match p {
+        Phase::Light => wit_dream::Phase::Light,
+        Phase::Rem => wit_dream::Phase::Rem,
+        Phase::Deep => wit_dream::Phase::Deep,
+    }
+}
+
+fn consolidation(c: crate::memory::Consolidation) -> wit_dream::Consolidation {
+    use crate::memory::Consolidation;
+    match c {
+        Consolidation::None => wit_dream::Consolidation::None,
+        Consolidation::ModelRewrite => wit_dream::Consolidation::ModelRewrite,
+        Consolidation::Deterministic => wit_dream::Consolidation::Deterministic,
+        Consolidation::AppendOnly => wit_dream::Consolidation::AppendOnly,
+    }
+}
+
+fn refusal_kind(k: crate::dreaming::refusal::RefusalKind) -> wit_dream::RefusalKind {
+    use crate::dreaming::refusal::RefusalKind as K;
+    match k {
+        K::LossBound => wit_dream::RefusalKind::LossBound,
+        K::Budget => wit_dream::RefusalKind::Budget,
+        K::MissingSource => wit_dream::RefusalKind::MissingSource,
+        K::ConcurrentEdit => wit_dream::RefusalKind::ConcurrentEdit,
+        K::UntrustedText => wit_dream::RefusalKind::UntrustedText,
+        K::Junk => wit_dream::RefusalKind::Junk,
+        K::ForeignEntry => wit_dream::RefusalKind::ForeignEntry,
+        K::Malformed => wit_dream::RefusalKind::Malformed,
+        K::ModelFailed => wit_dream::RefusalKind::ModelFailed,
+        K::Unchecked => wit_dream::RefusalKind::Unchecked,
+    }
+}
+
+fn candidate(c: crate::memory::CandidateView) -> wit_dream::Candidate {
+    use crate::memory::Verdict;
+    wit_dream::Candidate {
+        citation: c.citation,
+        text: c.text,
+        source_class: source_class(c.source_class),
+        signals: wit_dream::Signals {
+            recalls: c.signals.recalls,
+            distinct_queries: c.signals.distinct_queries,
+            days: c.signals.days,
+            relevance: c.signals.relevance,
+            last_recalled_ms: c.signals.last_recalled_ms,
+            frequency: c.signals.frequency,
+            diversity: c.signals.diversity,
+            recency: c.signals.recency,
+            consolidation: c.signals.consolidation,
+            richness: c.signals.richness,
+            score: c.signals.score,
+        },
+        verdict: match c.verdict {
+            Verdict::SourceVanished => wit_dream::Verdict::SourceVanished,
+            Verdict::SourceChanged => wit_dream::Verdict::SourceChanged,
+            Verdict::Ineligible => wit_dream::Verdict::Ineligible,
+            Verdict::Junk => wit_dream::Verdict::Junk,
+            Verdict::Duplicate => wit_dream::Verdict::Duplicate,
+            Verdict::AlreadyCurated => wit_dream::Verdict::AlreadyCurated,
+            Verdict::BelowGate => wit_dream::Verdict::BelowGate,
+            Verdict::OverLimit => wit_dream::Verdict::OverLimit,
+            Verdict::Promoted => wit_dream::Verdict::Promoted,
+            Verdict::Merged => wit_dream::Verdict::Merged,
+        },
+        reason: c.reason,
+    }
+}
+
 fn dream_report(r: crate::memory::DreamReport) -> wit_dream::DreamReport {
-    use crate::memory::{Consolidation, Phase, Verdict};
     wit_dream::DreamReport {
         sweep: r.sweep,
-        phases: r
-            .phases
-            .into_iter()
-            .map(|p| match p {
-                Phase::Light => wit_dream::Phase::Light,
-                Phase::Rem => wit_dream::Phase::Rem,
-                Phase::Deep => wit_dream::Phase::Deep,
-            })
-            .collect(),
+        phases: r.phases.into_iter().map(phase).collect(),
         staged: r.staged,
         themes: r.themes,
-        candidates: r
-            .candidates
-            .into_iter()
-            .map(|c| wit_dream::Candidate {
-                citation: c.citation,
-                text: c.text,
-                source_class: source_class(c.source_class),
-                signals: wit_dream::Signals {
-                    recalls: c.signals.recalls,
-                    distinct_queries: c.signals.distinct_queries,
-                    days: c.signals.days,
-                    relevance: c.signals.relevance,
-                    last_recalled_ms: c.signals.last_recalled_ms,
-                    frequency: c.signals.frequency,
-                    diversity: c.signals.diversity,
-                    recency: c.signals.recency,
-                    consolidation: c.signals.consolidation,
-                    richness: c.signals.richness,
-                    score: c.signals.score,
-                },
-                verdict: match c.verdict {
-                    Verdict::SourceVanished => wit_dream::Verdict::SourceVanished,
-                    Verdict::SourceChanged => wit_dream::Verdict::SourceChanged,
-                    Verdict::Ineligible => wit_dream::Verdict::Ineligible,
-                    Verdict::Junk => wit_dream::Verdict::Junk,
-                    Verdict::Duplicate => wit_dream::Verdict::Duplicate,
-                    Verdict::AlreadyCurated => wit_dream::Verdict::AlreadyCurated,
-                    Verdict::BelowGate => wit_dream::Verdict::BelowGate,
-                    Verdict::OverLimit => wit_dream::Verdict::OverLimit,
-                    Verdict::Promoted => wit_dream::Verdict::Promoted,
-                    Verdict::Merged => wit_dream::Verdict::Merged,
-                },
-                reason: c.reason,
-            })
-            .collect(),
+        candidates: r.candidates.into_iter().map(candidate).collect(),
         added: r.added,
         merged: r.merged,
         superseded: r.superseded,
         rewritten: r.rewritten,
-        consolidation: match r.consolidation {
-            Consolidation::None => wit_dream::Consolidation::None,
-            Consolidation::ModelRewrite => wit_dream::Consolidation::ModelRewrite,
-            Consolidation::Deterministic => wit_dream::Consolidation::Deterministic,
-            Consolidation::AppendOnly => wit_dream::Consolidation::AppendOnly,
-        },
-        fallback_reason: r.fallback_reason,
+        consolidation: consolidation(r.consolidation),
+        fallback_kind: r.refusal.as_ref().map(|f| refusal_kind(f.kind)),
+        fallback_reason: r.refusal.map(|f| f.reason),
         memory_changed: r.memory_changed,
         dreams_changed: r.dreams_changed,
+    }
+}
+
+impl wit_report::Guest for Component {
+    fn gather(
+        store: wit_store::MemoryBorrow<'_>,
+        request: wit_report::ReportRequest,
+    ) -> Result<wit_report::WorkspaceReport, wit::Error> {
+        let request = crate::memory::ReportRequest {
+            now_ms: request.now_ms,
+            gates: gates(request.gates),
+            max_sweeps: request.max_sweeps,
+            max_candidates: request.max_candidates,
+            max_promoted: request.max_promoted,
+            max_recalled: request.max_recalled,
+        };
+        let memory = store.get::<MemoryResource>();
+        let r = memory
+            .inner
+            .borrow_mut()
+            .report(&request)
+            .map_err(to_wit_error)?;
+        Ok(workspace_report(r))
+    }
+}
+
+fn workspace_report(r: crate::memory::WorkspaceReport) -> wit_report::WorkspaceReport {
+    wit_report::WorkspaceReport {
+        sweeps: r
+            .sweeps
+            .into_iter()
+            .map(|s| wit_report::Sweep {
+                id: s.id,
+                ledger_sweep: s.ledger_sweep,
+                at_ms: s.at_ms,
+                phases: s.phases.into_iter().map(phase).collect(),
+                phases_recorded: s.phases_recorded,
+                staged: s.staged,
+                themes: s.themes,
+                candidates: s.candidates,
+                added: s.added,
+                merged: s.merged,
+                superseded: s.superseded,
+                rewritten: s.rewritten,
+                consolidation: consolidation(s.consolidation),
+                refusal: s.refusal.map(|f| wit_report::Refusal {
+                    kind: refusal_kind(f.kind),
+                    reason: f.reason,
+                }),
+                memory_changed: s.memory_changed,
+                dreams_changed: s.dreams_changed,
+                rolled_back_at_ms: s.rolled_back_at_ms,
+            })
+            .collect(),
+        candidates: r
+            .candidates
+            .into_iter()
+            .map(|c| wit_report::StagedCandidate {
+                candidate: candidate(c.candidate),
+                staged: c.staged,
+                checks: c
+                    .checks
+                    .into_iter()
+                    .map(|g| wit_report::GateCheck {
+                        gate: g.gate.as_str().to_string(),
+                        value: g.value,
+                        threshold: g.threshold,
+                        passed: g.passed,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        candidates_total: r.candidates_total,
+        promoted: r
+            .promoted
+            .into_iter()
+            .map(|p| wit_report::PromotedEntry {
+                sweep: p.sweep,
+                at_ms: p.at_ms,
+                fact: p.fact,
+                line: p.line,
+                citation: p.citation,
+                source_class: p.source_class.map(source_class),
+                session_kind: p.session_kind.map(session_kind),
+                recorded: p.recorded,
+                merged: p.merged,
+                rolled_back: p.rolled_back,
+            })
+            .collect(),
+        entries_by_day: r
+            .entries_by_day
+            .into_iter()
+            .map(|d| wit_report::DayCount {
+                day: d.day,
+                source_class: source_class(d.source_class),
+                session_kind: session_kind(d.session_kind),
+                entries: d.entries,
+            })
+            .collect(),
+        recall_days: r
+            .recall_days
+            .into_iter()
+            .map(|d| wit_report::RecallDay {
+                day: d.day,
+                recalls: d.recalls,
+                entries: d.entries,
+            })
+            .collect(),
+        top_recalled: r
+            .top_recalled
+            .into_iter()
+            .map(|e| wit_report::RecalledEntry {
+                citation: e.citation,
+                text: e.text,
+                shown_class: source_class(e.shown_class),
+                live: e.live,
+                recalls: e.recalls,
+                distinct_queries: e.distinct_queries,
+                days: e.days,
+                last_recalled_ms: e.last_recalled_ms,
+            })
+            .collect(),
+        recalled_total: r.recalled_total,
+        files_stale: r.files_stale,
+        provenance_lost: r.provenance_lost,
     }
 }
 

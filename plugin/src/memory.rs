@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 mod dreaming;
 mod escalation;
 mod inject;
+mod report;
 mod standing;
 mod writing;
 pub use dreaming::{
@@ -33,6 +34,10 @@ pub use dreaming::{
 };
 pub use escalation::{EscalateRequest, Escalation};
 pub use inject::{ContextBlock, InjectRequest, InjectResult};
+pub use report::{
+    DayCount, PromotedEntry, RecalledEntry, ReportRequest, StagedCandidate, SweepView,
+    WorkspaceReport,
+};
 pub use standing::{CreateResult, IntentSpec, IntentView, UserModel};
 use std::collections::{HashMap, HashSet};
 pub use writing::{
@@ -455,19 +460,7 @@ impl Memory {
         let sources = self.index.sources()?;
         let mut skipped = Vec::new();
         let listed = self.workspace.list(&mut skipped)?;
-        let listed_paths: HashSet<&str> = listed.iter().map(|f| f.path.as_str()).collect();
-        let stale = listed
-            .iter()
-            .filter(|f| {
-                sources
-                    .get(f.path.as_str())
-                    .is_none_or(|s| s.size != f.size || s.mtime_ms != f.mtime_ms)
-            })
-            .count()
-            + sources
-                .keys()
-                .filter(|p| !listed_paths.contains(p.as_str()))
-                .count();
+        let stale = stale_count(&listed, &sources);
         let mut problems: Vec<FileProblem> = skipped
             .into_iter()
             .map(|(path, problem)| FileProblem { path, problem })
@@ -951,6 +944,24 @@ impl Memory {
 }
 
 /// The ids of the `n` best scores.
+/// Files the index is behind on: listed but not indexed as they are now,
+/// or indexed but gone.
+fn stale_count(listed: &[FileStat], sources: &HashMap<String, index::SourceRow>) -> usize {
+    let listed_paths: HashSet<&str> = listed.iter().map(|f| f.path.as_str()).collect();
+    listed
+        .iter()
+        .filter(|f| {
+            sources
+                .get(f.path.as_str())
+                .is_none_or(|s| s.size != f.size || s.mtime_ms != f.mtime_ms)
+        })
+        .count()
+        + sources
+            .keys()
+            .filter(|p| !listed_paths.contains(p.as_str()))
+            .count()
+}
+
 fn best_of<S: Copy + PartialOrd>(scores: &HashMap<i64, S>, n: usize) -> Vec<i64> {
     let mut ranked: Vec<(&i64, &S)> = scores.iter().collect();
     ranked.sort_by(|a, b| {
@@ -1060,9 +1071,13 @@ fn open_ledger(workspace: &Workspace, index: &Index) -> Result<(Ledger, bool)> {
     )
     .map_err(|e| MemoryError::Index(format!("cannot open {}: {e}", layout::LEDGER_FILE)))?;
     let reproject = expected.as_deref() != Some(ledger.id());
-    index
-        .set_meta("ledger_id", ledger.id())
-        .map_err(MemoryError::from)?;
+    // Written only when it changes: opening a workspace to read it (the
+    // review page) leaves the index file as it was.
+    if reproject {
+        index
+            .set_meta("ledger_id", ledger.id())
+            .map_err(MemoryError::from)?;
+    }
     let reproject = reproject && ledger.lost().is_some();
     Ok((ledger, reproject))
 }

@@ -3,7 +3,7 @@
 //! driven through one small trait, so every workload runs unchanged on each
 //! and the cost of the sandbox is a measured ratio.
 
-use crate::host::{wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall};
+use crate::host::{wit, wit_bootstrap, wit_dream, wit_inject, wit_recall};
 use crate::session::Session;
 use anyhow::anyhow;
 
@@ -101,17 +101,7 @@ impl Subject for Sandboxed {
     }
 
     fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = wit_intents::IntentSpec {
-            text,
-            triggers: vec![trigger],
-            due_at_ms: None,
-            channel: None,
-            sender: None,
-            expires_in_ms: None,
-            fire_budget: None,
-            cooldown_ms: None,
-            semantic: false,
-        };
+        let spec = crate::host::trigger_intent(text, vec![trigger]);
         let context = self.context(Turn::Owner, now_ms);
         self.0.host.intent_create(&spec, &context).map_err(failed)?;
         Ok(())

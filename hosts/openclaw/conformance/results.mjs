@@ -229,41 +229,114 @@ export function memoryError(error) {
   return { kind: error.kind, message: error.detail };
 }
 
+/** A dreaming candidate (dream reports and the review report). */
+function candidate(c) {
+  return {
+    citation: c.citation,
+    text: c.text,
+    source_class: c.sourceClass,
+    verdict: c.verdict,
+    reason: c.reason,
+    // Not rounded in json.rs: the f32 as f64, as jco gives it.
+    signals: {
+      recalls: c.signals.recalls,
+      distinct_queries: c.signals.distinctQueries,
+      days: c.signals.days,
+      relevance: f32(c.signals.relevance),
+      last_recalled_ms: int64(c.signals.lastRecalledMs),
+      frequency: f32(c.signals.frequency),
+      diversity: f32(c.signals.diversity),
+      recency: f32(c.signals.recency),
+      consolidation: f32(c.signals.consolidation),
+      richness: f32(c.signals.richness),
+      score: f32(c.signals.score),
+    },
+  };
+}
+
 export function dreamReport(r) {
   return {
     sweep: r.sweep,
     phases: list(r.phases),
     staged: r.staged,
     themes: r.themes,
-    candidates: list(r.candidates, (c) => ({
-      citation: c.citation,
-      text: c.text,
-      source_class: c.sourceClass,
-      verdict: c.verdict,
-      reason: c.reason,
-      // Not rounded in json.rs: the f32 as f64, as jco gives it.
-      signals: {
-        recalls: c.signals.recalls,
-        distinct_queries: c.signals.distinctQueries,
-        days: c.signals.days,
-        relevance: f32(c.signals.relevance),
-        last_recalled_ms: int64(c.signals.lastRecalledMs),
-        frequency: f32(c.signals.frequency),
-        diversity: f32(c.signals.diversity),
-        recency: f32(c.signals.recency),
-        consolidation: f32(c.signals.consolidation),
-        richness: f32(c.signals.richness),
-        score: f32(c.signals.score),
-      },
-    })),
+    candidates: list(r.candidates, candidate),
     added: list(r.added),
     merged: list(r.merged),
     superseded: list(r.superseded),
     rewritten: list(r.rewritten),
     consolidation: r.consolidation,
     fallback_reason: opt(r.fallbackReason),
+    fallback_kind: opt(r.fallbackKind),
     memory_changed: r.memoryChanged,
     dreams_changed: r.dreamsChanged,
+  };
+}
+
+export function workspaceReport(r) {
+  return {
+    sweeps: list(r.sweeps, (s) => ({
+      id: s.id,
+      ledger_sweep: s.ledgerSweep,
+      at_ms: int64(s.atMs),
+      phases: list(s.phases),
+      phases_recorded: s.phasesRecorded,
+      staged: s.staged,
+      themes: s.themes,
+      candidates: s.candidates,
+      added: s.added,
+      merged: s.merged,
+      superseded: s.superseded,
+      rewritten: s.rewritten,
+      consolidation: s.consolidation,
+      refusal: opt(s.refusal, (f) => ({ kind: f.kind, reason: f.reason })),
+      memory_changed: s.memoryChanged,
+      dreams_changed: s.dreamsChanged,
+      rolled_back_at_ms: opt(s.rolledBackAtMs, int64),
+    })),
+    candidates: list(r.candidates, (c) => ({
+      candidate: candidate(c.candidate),
+      staged: c.staged,
+      checks: list(c.checks, (g) => ({
+        gate: g.gate,
+        value: f32(g.value),
+        threshold: f32(g.threshold),
+        passed: g.passed,
+      })),
+    })),
+    candidates_total: r.candidatesTotal,
+    promoted: list(r.promoted, (p) => ({
+      sweep: p.sweep,
+      at_ms: int64(p.atMs),
+      fact: p.fact,
+      line: opt(p.line),
+      citation: p.citation,
+      source_class: opt(p.sourceClass),
+      session_kind: opt(p.sessionKind),
+      recorded: p.recorded,
+      merged: p.merged,
+      rolled_back: p.rolledBack,
+    })),
+    entries_by_day: list(r.entriesByDay, (d) => ({
+      day: opt(d.day),
+      source_class: d.sourceClass,
+      session_kind: d.sessionKind,
+      entries: d.entries,
+    })),
+    recall_days: list(r.recallDays, (d) => ({ day: d.day, recalls: d.recalls, entries: d.entries })),
+    top_recalled: list(r.topRecalled, (e) => ({
+      citation: e.citation,
+      text: e.text,
+      shown_class: e.shownClass,
+      live: e.live,
+      recalls: e.recalls,
+      distinct_queries: e.distinctQueries,
+      days: e.days,
+      last_recalled_ms: int64(e.lastRecalledMs),
+    })),
+    recalled_total: r.recalledTotal,
+    files_stale: r.filesStale,
+    provenance_lost: opt(r.provenanceLost),
   };
 }
 

@@ -18,7 +18,7 @@ import { componentOps, debugList, describeCallError, hostOps, isTrap, runnerOps 
 import * as files from "./workspace.mjs";
 
 /** Calls that only read: any change to a file outside `.memory/` fails the step. */
-const READ_CALLS = new Set(["sync", "status", "search", "get", "bootstrap", "inject"]);
+const READ_CALLS = new Set(["sync", "status", "search", "get", "bootstrap", "inject", "report"]);
 /** Calls that may write Markdown, only by appending. (`forget` removes lines; its scenarios check the files.) */
 const WRITE_CALLS = new Set(["note", "ingest", "flush", "intent_create"]);
 

@@ -65,6 +65,9 @@ function transcriptOf(step) {
   throw new Error("give exactly one of `transcript` and `transcript_text`");
 }
 
+/** Rows of each list a `report` step asks for (as REPORT_ROWS in conformance.rs). */
+const REPORT_ROWS = 100;
+
 function dreamRequest(session, step) {
   const g = step.gates ?? {};
   const r = REFERENCE_DREAM_GATES;
@@ -229,6 +232,18 @@ export const componentOps = {
     const request = dreamRequest(s, step);
     return call(() => s.memory.dreamRun(request), json.dreamReport);
   },
+  report(s, step) {
+    const dream = dreamRequest(s, step);
+    const request = {
+      nowMs: dream.context.nowMs,
+      gates: dream.gates,
+      maxSweeps: REPORT_ROWS,
+      maxCandidates: REPORT_ROWS,
+      maxPromoted: REPORT_ROWS,
+      maxRecalled: REPORT_ROWS,
+    };
+    return call(() => s.memory.report(request), json.workspaceReport);
+  },
   dream_rollback(s, step) {
     const context = stepContext(s, step);
     return call(() => s.memory.dreamRollback(context), json.rollbackReport);
@@ -317,6 +332,14 @@ export const hostOps = {
     const before = need(state.saved, "files_unchanged needs an earlier save_files");
     const changed = files.changedPaths(before, files.snapshot(workspace));
     if (changed.length > 0) throw new Error(`files changed since save_files: ${debugList(changed)}`);
+  },
+  save_state(s, step, workspace, state) {
+    state.saved = files.snapshot(workspace, { withMemory: true });
+  },
+  state_unchanged(s, step, workspace, state) {
+    const before = need(state.saved, "state_unchanged needs an earlier save_state");
+    const changed = files.changedPaths(before, files.snapshot(workspace, { withMemory: true }));
+    if (changed.length > 0) throw new Error(`files changed since save_state: ${debugList(changed)}`);
   },
 };
 

@@ -52,13 +52,15 @@ function kindOf(entry) {
  * sha-256 and length of every file outside `.memory/`, by relative path:
  * a Map in path order (a BTreeMap of `[hash, len]`).
  */
-export function snapshot(root) {
+export function snapshot(root, { withMemory = false } = {}) {
   const files = new Map();
   const visit = (dir) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       const relative = path.relative(root, full);
-      if (relative === ".memory") continue;
+      if (relative === ".memory" && !withMemory) continue;
+      // No host's lock file: each host writes its own.
+      if (relative.startsWith(".memory/") && relative.endsWith(".lock")) continue;
       if (entry.isDirectory()) {
         visit(full);
       } else if (entry.isFile()) {

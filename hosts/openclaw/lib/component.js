@@ -373,6 +373,9 @@ export class MemoryComponent {
   dreamRollback(context) {
     return this.call((e, m) => e.dream.rollback(m, context));
   }
+  report(request) {
+    return this.call((e, m) => e.report.gather(m, request));
+  }
 
   /** Drops the instance (the next call opens the workspace again), keeping the lock. */
   async restart() {

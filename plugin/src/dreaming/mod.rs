@@ -1,10 +1,12 @@
 //! Dreaming's pure logic: recall signals and the deterministic gate, junk,
-//! rehydration and near-duplicates, consolidation and its validation, and the
-//! `DREAMS.md` review surface. The sweep itself (I/O, the model call, the
-//! hash-checked rename) lives in `memory::dreaming`.
+//! rehydration and near-duplicates, consolidation and its validation (with
+//! the kind of a refusal), and the `DREAMS.md` review surface. The sweep
+//! itself (I/O, the model call, the hash-checked rename) lives in
+//! `memory::dreaming`.
 
 pub mod candidates;
 pub mod consolidate;
 pub mod dreams_md;
 pub mod junk;
+pub mod refusal;
 pub mod signals;

@@ -158,22 +158,74 @@ fn saturating_log(n: f32, saturation: f32) -> f32 {
     (n.ln_1p() / saturation.ln_1p()).clamp(0.0, 1.0)
 }
 
+/// One threshold of the deterministic gate, checked against a candidate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateCheck {
+    pub gate: Gate,
+    pub value: f32,
+    pub threshold: f32,
+    pub passed: bool,
+}
+
+/// The deep gate's thresholds, in the order they are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    Recalls,
+    DistinctQueries,
+    Score,
+}
+
+impl Gate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Recalls => "recalls",
+            Gate::DistinctQueries => "distinct queries",
+            Gate::Score => "score",
+        }
+    }
+}
+
+impl GateCheck {
+    /// The failed check in words: "2 recalls < 3", "score 0.612 < 0.75".
+    fn describe(&self) -> String {
+        match self.gate {
+            Gate::Recalls | Gate::DistinctQueries => format!(
+                "{} {} < {}",
+                self.value as u32,
+                self.gate.as_str(),
+                self.threshold as u32
+            ),
+            Gate::Score => format!("score {:.3} < {:.2}", self.value, self.threshold),
+        }
+    }
+}
+
+/// Every threshold of the gate, passed or failed.
+pub fn gate_checks(s: &Scored, gates: &Gates) -> [GateCheck; 3] {
+    let check = |gate, value: f32, threshold: f32| GateCheck {
+        gate,
+        value,
+        threshold,
+        passed: value >= threshold,
+    };
+    [
+        check(Gate::Recalls, s.recalls as f32, gates.min_recalls as f32),
+        check(
+            Gate::DistinctQueries,
+            s.distinct_queries as f32,
+            gates.min_unique_queries as f32,
+        ),
+        check(Gate::Score, s.score, gates.min_score),
+    ]
+}
+
 /// The thresholds a scored candidate fails, in words; empty when it passes.
 pub fn failed_gates(s: &Scored, gates: &Gates) -> Vec<String> {
-    let mut failed = Vec::new();
-    if s.recalls < gates.min_recalls {
-        failed.push(format!("{} recalls < {}", s.recalls, gates.min_recalls));
-    }
-    if s.distinct_queries < gates.min_unique_queries {
-        failed.push(format!(
-            "{} distinct queries < {}",
-            s.distinct_queries, gates.min_unique_queries
-        ));
-    }
-    if s.score < gates.min_score {
-        failed.push(format!("score {:.3} < {:.2}", s.score, gates.min_score));
-    }
-    failed
+    gate_checks(s, gates)
+        .iter()
+        .filter(|c| !c.passed)
+        .map(GateCheck::describe)
+        .collect()
 }
 
 /// The normalised form of a query: its content words, stemmed, lowercased,
@@ -353,6 +405,19 @@ mod tests {
         let failed = failed_gates(&score(&o, 8, 0, 14.0), &Gates::reference());
         assert_eq!(failed[0], "2 recalls < 3");
         assert_eq!(failed[1], "1 distinct queries < 2");
+    }
+
+    #[test]
+    fn every_gate_is_checked_passed_or_failed() {
+        let o = observed(3, 1.0, &["gateway"], &["2026-12-01"], 0);
+        let checks = gate_checks(&score(&o, 8, 0, 14.0), &Gates::reference());
+        let shown: Vec<(&str, f32, f32, bool)> = checks
+            .iter()
+            .map(|c| (c.gate.as_str(), c.value, c.threshold, c.passed))
+            .collect();
+        assert_eq!(shown[0], ("recalls", 3.0, 3.0, true));
+        assert_eq!(shown[1], ("distinct queries", 1.0, 2.0, false));
+        assert_eq!((shown[2].0, shown[2].2), ("score", 0.75));
     }
 
     #[test]

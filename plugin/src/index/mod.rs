@@ -102,6 +102,17 @@ pub struct ChunkRow {
     pub triggers: Vec<String>,
 }
 
+/// Entries observed on one day, of one class and session kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayProvenance {
+    /// Days since the Unix epoch (UTC); `None` for undated entries: the
+    /// curated files, undated notes.
+    pub day: Option<i64>,
+    pub source_class: String,
+    pub session_kind: String,
+    pub entries: u32,
+}
+
 /// A curated, trusted entry with triggers or project keys (what lane 1
 /// reads).
 #[derive(Debug, Clone)]
@@ -819,6 +830,25 @@ impl Index {
     }
 
     /// Entries per (source class, session kind).
+    /// Entries by the UTC day they were observed, source class and session
+    /// kind.
+    pub fn provenance_by_day(&self) -> Result<Vec<DayProvenance>, DbError> {
+        self.conn.query(
+            "SELECT CASE WHEN observed_at IS NULL THEN NULL ELSE (observed_at - (observed_at % 86400000 + 86400000) % 86400000) / 86400000 END,
+                    origin_class, session_kind, count(*)
+             FROM provenance GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            &[],
+            |r| {
+                Ok(DayProvenance {
+                    day: r.get_opt_i64(0),
+                    source_class: r.get_text(1),
+                    session_kind: r.get_text(2),
+                    entries: r.get_i64(3) as u32,
+                })
+            },
+        )
+    }
+
     pub fn provenance_counts(&self) -> Result<Vec<(String, String, u32)>, DbError> {
         self.conn.query(
             "SELECT origin_class, session_kind, count(*) FROM provenance GROUP BY 1, 2 ORDER BY 1, 2",

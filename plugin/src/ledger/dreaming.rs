@@ -1,7 +1,8 @@
 //! The ledger's dreaming records: recall signals, sweeps with the pre-image
-//! of `MEMORY.md`, and promotions.
+//! of `MEMORY.md`, promotions, and the sweep log the review page reads.
 
 use super::Ledger;
+use crate::api::{SessionKind, SourceClass};
 use crate::sqlite::{DbError, Value};
 
 /// One recall of one entry, as a search hit or a narrow read saw it.
@@ -57,6 +58,76 @@ pub struct Promotion {
     pub supersedes_key: Option<String>,
     pub observed_at: Option<i64>,
     pub merged: bool,
+    /// `path#Lx-Ly` of the source entry when it was promoted.
+    pub citation: String,
+    /// The source's class (the lower of the entry's and its file's).
+    pub source_class: SourceClass,
+    pub session_kind: Option<SessionKind>,
+    /// The fact as promoted, on one line.
+    pub fact: String,
+}
+
+/// A promotion as recorded, with its sweep, for the review page. The
+/// source's citation, class, session kind and fact are `None` for
+/// promotions recorded before the ledger kept them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromotionRecord {
+    pub sweep: i64,
+    pub at_ms: i64,
+    pub source_path: String,
+    pub source_hash: String,
+    pub line_hash: String,
+    pub merged: bool,
+    pub rolled_back: bool,
+    pub citation: Option<String>,
+    pub source_class: Option<SourceClass>,
+    pub session_kind: Option<SessionKind>,
+    pub fact: Option<String>,
+}
+
+/// One sweep's outcome, for the sweep log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SweepLogEntry {
+    pub at_ms: i64,
+    /// `light`, `rem`, `deep`, as run.
+    pub phases: Vec<String>,
+    pub staged: u32,
+    pub themes: u32,
+    pub candidates: u32,
+    pub added: u32,
+    pub merged: u32,
+    pub superseded: u32,
+    pub rewritten: u32,
+    /// As `Consolidation::as_str` spells it.
+    pub consolidation: String,
+    /// The refusal's kind (`RefusalKind::as_str`) and reason.
+    pub refusal: Option<(String, String)>,
+    pub memory_changed: bool,
+    pub dreams_changed: bool,
+    /// Its row in `dream_sweeps`, when it promoted or merged anything.
+    pub dream_sweep: Option<i64>,
+}
+
+/// A logged sweep as read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepLogRecord {
+    /// Its number in the sweep log; 0 for a sweep recorded before the log
+    /// existed, of which only `dream_sweeps` and its promotions are known.
+    pub id: i64,
+    pub entry: SweepLogEntry,
+    pub phases_recorded: bool,
+    pub rolled_back_at: Option<i64>,
+}
+
+/// Recall activity of one day (UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallDay {
+    pub day: String,
+    /// Entry recalls that day (days recorded before hits were counted count
+    /// once per entry).
+    pub recalls: u32,
+    /// Distinct entries recalled that day.
+    pub entries: u32,
 }
 
 /// A promotion as recorded, for retirement by supersedes key.
@@ -114,7 +185,8 @@ impl Ledger {
                     )?;
                 }
                 self.signals.execute(
-                    "INSERT OR IGNORE INTO recall_days (entry_id, day) VALUES (?1, ?2)",
+                    "INSERT INTO recall_days (entry_id, day) VALUES (?1, ?2)
+                     ON CONFLICT DO UPDATE SET hits = hits + 1",
                     &[Value::Integer(id), Value::Text(r.day)],
                 )?;
             }
@@ -217,8 +289,8 @@ impl Ledger {
             let sweep = self.conn.last_insert_rowid();
             for p in promotions {
                 self.conn.execute(
-                    "INSERT INTO promotions (sweep_id, source_path, source_hash, line_hash, supersedes_key, observed_at, merged)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO promotions (sweep_id, source_path, source_hash, line_hash, supersedes_key, observed_at, merged, citation, source_class, session_kind, fact)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     &[
                         Value::Integer(sweep),
                         Value::Text(&p.source_path),
@@ -227,6 +299,10 @@ impl Ledger {
                         p.supersedes_key.as_deref().map_or(Value::Null, Value::Text),
                         p.observed_at.map_or(Value::Null, Value::Integer),
                         Value::Integer(p.merged as i64),
+                        Value::Text(&p.citation),
+                        Value::Text(p.source_class.as_str()),
+                        p.session_kind.map_or(Value::Null, |k| Value::Text(k.as_str())),
+                        Value::Text(&p.fact),
                     ],
                 )?;
             }
@@ -263,6 +339,132 @@ impl Ledger {
             )?;
             Ok(())
         })
+    }
+
+    /// Logs a sweep that ran (dry runs are not logged); returns its number.
+    pub fn log_sweep(&self, e: &SweepLogEntry) -> Result<i64, DbError> {
+        let phases = e.phases.join(",");
+        let (kind, reason) = match &e.refusal {
+            Some((kind, reason)) => (Value::Text(kind), Value::Text(reason)),
+            None => (Value::Null, Value::Null),
+        };
+        self.conn.execute(
+            "INSERT INTO sweep_log (at, phases, staged, themes, candidates, added, merged, superseded, rewritten, consolidation, refusal_kind, refusal_reason, memory_changed, dreams_changed, dream_sweep)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            &[
+                Value::Integer(e.at_ms),
+                Value::Text(&phases),
+                Value::Integer(e.staged as i64),
+                Value::Integer(e.themes as i64),
+                Value::Integer(e.candidates as i64),
+                Value::Integer(e.added as i64),
+                Value::Integer(e.merged as i64),
+                Value::Integer(e.superseded as i64),
+                Value::Integer(e.rewritten as i64),
+                Value::Text(&e.consolidation),
+                kind,
+                reason,
+                Value::Integer(e.memory_changed as i64),
+                Value::Integer(e.dreams_changed as i64),
+                e.dream_sweep.map_or(Value::Null, Value::Integer),
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The latest `limit` sweeps, newest first: the sweep log, and the
+    /// sweeps recorded before it existed (from `dream_sweeps`).
+    pub fn sweep_log(&self, limit: u32) -> Result<Vec<SweepLogRecord>, DbError> {
+        self.conn.query(
+            "SELECT l.id, l.at, l.phases, l.staged, l.themes, l.candidates, l.added, l.merged,
+                    l.superseded, l.rewritten, l.consolidation, l.refusal_kind, l.refusal_reason,
+                    l.memory_changed, l.dreams_changed, l.dream_sweep, d.rolled_back_at
+             FROM sweep_log l LEFT JOIN dream_sweeps d ON d.id = l.dream_sweep
+             UNION ALL
+             SELECT 0, d.at, NULL, 0, 0, 0,
+                    (SELECT count(*) FROM promotions p WHERE p.sweep_id = d.id AND p.merged = 0),
+                    (SELECT count(*) FROM promotions p WHERE p.sweep_id = d.id AND p.merged = 1),
+                    0, 0, d.consolidation, NULL, NULL,
+                    d.post_hash IS NOT NULL, 0, d.id, d.rolled_back_at
+             FROM dream_sweeps d
+             WHERE NOT EXISTS (SELECT 1 FROM sweep_log l WHERE l.dream_sweep = d.id)
+             ORDER BY 2 DESC, 1 DESC LIMIT ?1",
+            &[Value::Integer(limit as i64)],
+            |r| {
+                let phases = r.get_opt_text(2);
+                let refusal = match (r.get_opt_text(11), r.get_opt_text(12)) {
+                    (Some(kind), Some(reason)) => Some((kind, reason)),
+                    _ => None,
+                };
+                Ok(SweepLogRecord {
+                    id: r.get_i64(0),
+                    phases_recorded: phases.is_some(),
+                    entry: SweepLogEntry {
+                        at_ms: r.get_i64(1),
+                        phases: phases
+                            .unwrap_or_default()
+                            .split(',')
+                            .filter(|p| !p.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                        staged: r.get_i64(3) as u32,
+                        themes: r.get_i64(4) as u32,
+                        candidates: r.get_i64(5) as u32,
+                        added: r.get_i64(6) as u32,
+                        merged: r.get_i64(7) as u32,
+                        superseded: r.get_i64(8) as u32,
+                        rewritten: r.get_i64(9) as u32,
+                        consolidation: r.get_text(10),
+                        refusal,
+                        memory_changed: r.get_i64(13) != 0,
+                        dreams_changed: r.get_i64(14) != 0,
+                        dream_sweep: r.get_opt_i64(15),
+                    },
+                    rolled_back_at: r.get_opt_i64(16),
+                })
+            },
+        )
+    }
+
+    /// The latest `limit` promotions, newest first, with their sweep.
+    pub fn promotions(&self, limit: u32) -> Result<Vec<PromotionRecord>, DbError> {
+        self.conn.query(
+            "SELECT p.sweep_id, d.at, p.source_path, p.source_hash, p.line_hash, p.merged,
+                    p.rolled_back, p.citation, p.source_class, p.session_kind, p.fact
+             FROM promotions p JOIN dream_sweeps d ON d.id = p.sweep_id
+             ORDER BY p.id DESC LIMIT ?1",
+            &[Value::Integer(limit as i64)],
+            |r| {
+                Ok(PromotionRecord {
+                    sweep: r.get_i64(0),
+                    at_ms: r.get_i64(1),
+                    source_path: r.get_text(2),
+                    source_hash: r.get_text(3),
+                    line_hash: r.get_text(4),
+                    merged: r.get_i64(5) != 0,
+                    rolled_back: r.get_i64(6) != 0,
+                    citation: r.get_opt_text(7),
+                    source_class: r.get_opt_text(8).and_then(|c| SourceClass::parse(&c)),
+                    session_kind: r.get_opt_text(9).and_then(|k| SessionKind::parse(&k)),
+                    fact: r.get_opt_text(10),
+                })
+            },
+        )
+    }
+
+    /// Recall activity per day, oldest first.
+    pub fn recall_days(&self) -> Result<Vec<RecallDay>, DbError> {
+        self.signals.query(
+            "SELECT day, sum(hits), count(*) FROM recall_days GROUP BY day ORDER BY day",
+            &[],
+            |r| {
+                Ok(RecallDay {
+                    day: r.get_text(0),
+                    recalls: r.get_i64(1) as u32,
+                    entries: r.get_i64(2) as u32,
+                })
+            },
+        )
     }
 
     /// The digest of the last sweep summary appended to `DREAMS.md`.
@@ -320,5 +522,159 @@ mod tests {
         drop(ledger);
         let ledger = Ledger::open(&dir.path().join("provenance.sqlite"), None, 0).unwrap();
         assert_eq!(ledger.recall_records().unwrap().len(), 2);
+    }
+
+    fn promotion(path: &str) -> Promotion {
+        Promotion {
+            source_path: path.into(),
+            source_hash: "h1".into(),
+            line_hash: "l1".into(),
+            supersedes_key: None,
+            observed_at: Some(5),
+            merged: false,
+            citation: format!("{path}#L3-L3"),
+            source_class: SourceClass::Agent,
+            session_kind: Some(SessionKind::Interactive),
+            fact: "The gateway listens on 8443.".into(),
+        }
+    }
+
+    #[test]
+    fn recalls_per_day_count_every_hit() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("provenance.sqlite"), None, 0).unwrap();
+        ledger
+            .record_recalls(&[
+                recall("- a fact", Some("gateway port"), "2026-12-01", 10),
+                recall("- other", Some("x y"), "2026-12-01", 10),
+            ])
+            .unwrap();
+        ledger
+            .record_recalls(&[recall("- a fact", Some("port"), "2026-12-01", 20)])
+            .unwrap();
+        ledger
+            .record_recalls(&[recall("- a fact", None, "2026-12-02", 30)])
+            .unwrap();
+        let days = ledger.recall_days().unwrap();
+        assert_eq!(
+            days,
+            vec![
+                RecallDay {
+                    day: "2026-12-01".into(),
+                    recalls: 3,
+                    entries: 2
+                },
+                RecallDay {
+                    day: "2026-12-02".into(),
+                    recalls: 1,
+                    entries: 1
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_sweep_log_keeps_every_sweep_and_shows_older_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("provenance.sqlite"), None, 0).unwrap();
+        // A sweep recorded before the log existed: only dream_sweeps knows it.
+        let old = ledger
+            .record_sweep(
+                100,
+                "deterministic",
+                Some((None, "post")),
+                &[promotion("memory/a.md")],
+            )
+            .unwrap();
+        let logged = ledger
+            .record_sweep(200, "append-only", None, &[promotion("memory/b.md")])
+            .unwrap();
+        ledger
+            .log_sweep(&SweepLogEntry {
+                at_ms: 200,
+                phases: vec!["light".into(), "deep".into()],
+                candidates: 4,
+                added: 1,
+                consolidation: "append-only".into(),
+                refusal: Some(("budget".into(), "too long".into())),
+                dream_sweep: Some(logged),
+                ..Default::default()
+            })
+            .unwrap();
+        ledger
+            .log_sweep(&SweepLogEntry {
+                at_ms: 300,
+                phases: vec!["light".into(), "rem".into()],
+                consolidation: "none".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        ledger.mark_rolled_back(old, 400).unwrap();
+        let log = ledger.sweep_log(10).unwrap();
+        let at: Vec<i64> = log.iter().map(|r| r.entry.at_ms).collect();
+        assert_eq!(at, vec![300, 200, 100]);
+        assert_eq!(log[0].entry.phases, vec!["light", "rem"]);
+        assert_eq!(
+            log[1].entry.refusal,
+            Some(("budget".into(), "too long".into()))
+        );
+        assert_eq!(log[1].entry.dream_sweep, Some(logged));
+        let legacy = &log[2];
+        assert_eq!((legacy.id, legacy.phases_recorded), (0, false));
+        assert_eq!((legacy.entry.added, legacy.entry.memory_changed), (1, true));
+        assert_eq!(legacy.rolled_back_at, Some(400));
+        assert_eq!(ledger.sweep_log(1).unwrap().len(), 1);
+
+        let promotions = ledger.promotions(10).unwrap();
+        assert_eq!(promotions.len(), 2);
+        assert_eq!(promotions[0].citation.as_deref(), Some("memory/b.md#L3-L3"));
+        assert_eq!(promotions[0].source_class, Some(SourceClass::Agent));
+        assert_eq!(
+            (promotions[1].at_ms, promotions[1].rolled_back),
+            (100, true)
+        );
+    }
+
+    #[test]
+    fn an_older_ledger_gains_the_new_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provenance.sqlite");
+        {
+            let conn = crate::sqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE promotions (id INTEGER PRIMARY KEY, sweep_id INTEGER NOT NULL, source_path TEXT NOT NULL, source_hash TEXT NOT NULL, line_hash TEXT NOT NULL, supersedes_key TEXT, observed_at INTEGER, merged INTEGER NOT NULL DEFAULT 0, rolled_back INTEGER NOT NULL DEFAULT 0);
+                 CREATE TABLE dream_sweeps (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, consolidation TEXT NOT NULL, pre_text TEXT, pre_existed INTEGER NOT NULL DEFAULT 1, post_hash TEXT, rolled_back_at INTEGER);
+                 INSERT INTO dream_sweeps (id, at, consolidation) VALUES (1, 50, 'deterministic');
+                 INSERT INTO promotions (sweep_id, source_path, source_hash, line_hash) VALUES (1, 'memory/a.md', 'h', 'l');",
+            )
+            .unwrap();
+            let signals =
+                crate::sqlite::Connection::open(&dir.path().join(super::super::SIGNALS_FILE_NAME))
+                    .unwrap();
+            signals
+                .execute_batch(
+                    "CREATE TABLE recall_days (entry_id INTEGER NOT NULL, day TEXT NOT NULL, PRIMARY KEY (entry_id, day)) WITHOUT ROWID;
+                     INSERT INTO recall_days VALUES (1, '2026-11-30');",
+                )
+                .unwrap();
+        }
+        let ledger = Ledger::open(&path, None, 0).unwrap();
+        let old = &ledger.promotions(10).unwrap()[0];
+        assert_eq!((old.citation.as_ref(), old.source_class), (None, None));
+        ledger
+            .record_sweep(60, "deterministic", None, &[promotion("memory/c.md")])
+            .unwrap();
+        assert_eq!(
+            ledger.promotions(1).unwrap()[0].fact.as_deref(),
+            Some("The gateway listens on 8443.")
+        );
+        assert_eq!(
+            ledger.recall_days().unwrap(),
+            vec![RecallDay {
+                day: "2026-11-30".into(),
+                recalls: 1,
+                entries: 1
+            }]
+        );
     }
 }

@@ -10,7 +10,10 @@ use crate::sqlite::{Connection, DbError, Value};
 use std::path::Path;
 
 mod dreaming;
-pub use dreaming::{PromotedLine, Promotion, Recall, RecallRecord, SweepChange};
+pub use dreaming::{
+    PromotedLine, Promotion, PromotionRecord, Recall, RecallDay, RecallRecord, SweepChange,
+    SweepLogEntry, SweepLogRecord,
+};
 
 const SCHEMA: &str = include_str!("schema.sql");
 const SIGNALS_SCHEMA: &str = include_str!("signals.sql");
@@ -61,6 +64,28 @@ fn open_or_set_aside(
         }
         other => other,
     }
+}
+
+/// Adds the columns a table created by an older version lacks (SQLite's
+/// `CREATE TABLE IF NOT EXISTS` leaves an existing table as it was).
+fn add_missing_columns(
+    conn: &Connection,
+    table: &str,
+    columns: &[(&str, &str)],
+) -> Result<(), DbError> {
+    let present = conn.query(
+        "SELECT name FROM pragma_table_info(?1)",
+        &[Value::Text(table)],
+        |r| Ok(r.get_text(0)),
+    )?;
+    for (name, declaration) in columns {
+        if !present.iter().any(|p| p == name) {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {name} {declaration};"
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 impl Ledger {
@@ -122,6 +147,11 @@ impl Ledger {
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
         )?;
         conn.execute_batch(SIGNALS_SCHEMA)?;
+        add_missing_columns(
+            &conn,
+            "recall_days",
+            &[("hits", "INTEGER NOT NULL DEFAULT 1")],
+        )?;
         conn.query_row("SELECT count(*) FROM recall_entries", &[], |_| Ok(()))?;
         Ok(conn)
     }
@@ -133,12 +163,21 @@ impl Ledger {
         )?;
         conn.execute_batch(SCHEMA)?;
         // Ledgers are never rebuilt: columns added later are migrated in.
-        let columns = conn.query("SELECT name FROM pragma_table_info('intents')", &[], |r| {
-            Ok(r.get_text(0))
-        })?;
-        if !columns.iter().any(|c| c == "trigger_vector") {
-            conn.execute_batch("ALTER TABLE intents ADD COLUMN trigger_model TEXT; ALTER TABLE intents ADD COLUMN trigger_vector BLOB;")?;
-        }
+        add_missing_columns(
+            &conn,
+            "intents",
+            &[("trigger_model", "TEXT"), ("trigger_vector", "BLOB")],
+        )?;
+        add_missing_columns(
+            &conn,
+            "promotions",
+            &[
+                ("citation", "TEXT"),
+                ("source_class", "TEXT"),
+                ("session_kind", "TEXT"),
+                ("fact", "TEXT"),
+            ],
+        )?;
         conn.query_row("SELECT count(*) FROM segments", &[], |_| Ok(()))?;
         Ok(conn)
     }

@@ -91,7 +91,9 @@ CREATE TABLE IF NOT EXISTS dream_sweeps (
   post_hash     TEXT,
   rolled_back_at INTEGER
 );
--- Entries a sweep promoted (or merged into an existing entry).
+-- Entries a sweep promoted (or merged into an existing entry). The last
+-- four columns record where it came from as the sweep saw it; promotions
+-- made before they existed have them NULL (migrated in by `Ledger::open`).
 CREATE TABLE IF NOT EXISTS promotions (
   id             INTEGER PRIMARY KEY,
   sweep_id       INTEGER NOT NULL,
@@ -101,6 +103,32 @@ CREATE TABLE IF NOT EXISTS promotions (
   supersedes_key TEXT,
   observed_at    INTEGER,
   merged         INTEGER NOT NULL DEFAULT 0,
-  rolled_back    INTEGER NOT NULL DEFAULT 0
+  rolled_back    INTEGER NOT NULL DEFAULT 0,
+  citation       TEXT,            -- path#Lx-Ly of the source entry
+  source_class   TEXT,            -- the source's class (lower of entry and file)
+  session_kind   TEXT,
+  fact           TEXT             -- the fact as promoted, one line
 );
 CREATE INDEX IF NOT EXISTS promotions_by_source ON promotions (source_hash);
+
+-- Every sweep that ran (dry runs excepted), whatever it did: the phases, the
+-- outcome, and why a model rewrite was refused. `dream_sweep` is its row in
+-- dream_sweeps when it promoted or merged anything.
+CREATE TABLE IF NOT EXISTS sweep_log (
+  id             INTEGER PRIMARY KEY,
+  at             INTEGER NOT NULL,
+  phases         TEXT NOT NULL,   -- comma-separated: light,rem,deep
+  staged         INTEGER NOT NULL,
+  themes         INTEGER NOT NULL,
+  candidates     INTEGER NOT NULL,
+  added          INTEGER NOT NULL,
+  merged         INTEGER NOT NULL,
+  superseded     INTEGER NOT NULL,
+  rewritten      INTEGER NOT NULL,
+  consolidation  TEXT NOT NULL,
+  refusal_kind   TEXT,
+  refusal_reason TEXT,
+  memory_changed INTEGER NOT NULL,
+  dreams_changed INTEGER NOT NULL,
+  dream_sweep    INTEGER
+);

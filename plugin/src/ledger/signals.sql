@@ -29,9 +29,11 @@ CREATE TABLE IF NOT EXISTS recall_queries (
   hits      INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY (entry_id, query_key)
 ) WITHOUT ROWID;
--- Days (UTC, YYYY-MM-DD) an entry was recalled on.
+-- Days (UTC, YYYY-MM-DD) an entry was recalled on, and how often that day
+-- (`hits` was added later: days recorded before count once).
 CREATE TABLE IF NOT EXISTS recall_days (
   entry_id INTEGER NOT NULL,
   day      TEXT NOT NULL,
+  hits     INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY (entry_id, day)
 ) WITHOUT ROWID;

@@ -11,11 +11,12 @@ use crate::dreaming::candidates::{self, LiveEntry, Rehydrated};
 use crate::dreaming::consolidate::{self, Plan, Promoted, RewriteCheck};
 use crate::dreaming::dreams_md;
 use crate::dreaming::junk::junk_reason;
+use crate::dreaming::refusal::{Refusal, RefusalKind};
 use crate::dreaming::signals::{self, Gates, Observed, Scored};
 use crate::error::{MemoryError, Result};
 use crate::index::ChunkRow;
 use crate::layout::{self, Date};
-use crate::ledger::{Promotion, RecallRecord};
+use crate::ledger::{Promotion, RecallRecord, SweepLogEntry};
 use crate::markdown;
 use crate::model::{CompletionRequest, Message, ModelFailure, Role};
 use std::collections::{HashMap, HashSet};
@@ -76,13 +77,41 @@ pub enum Consolidation {
 }
 
 impl Consolidation {
-    fn as_str(self) -> &'static str {
+    /// The name the ledger records (`dream_sweeps`, `sweep_log`).
+    pub fn as_str(self) -> &'static str {
         match self {
             Consolidation::None => "none",
             Consolidation::ModelRewrite => "model rewrite",
             Consolidation::Deterministic => "deterministic",
             Consolidation::AppendOnly => "append-only",
         }
+    }
+
+    pub fn parse(name: &str) -> Option<Consolidation> {
+        [
+            Consolidation::None,
+            Consolidation::ModelRewrite,
+            Consolidation::Deterministic,
+            Consolidation::AppendOnly,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)
+    }
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Light => "light",
+            Phase::Rem => "rem",
+            Phase::Deep => "deep",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Phase> {
+        [Phase::Light, Phase::Rem, Phase::Deep]
+            .into_iter()
+            .find(|p| p.as_str() == name)
     }
 }
 
@@ -98,7 +127,8 @@ pub struct DreamReport {
     pub superseded: Vec<String>,
     pub rewritten: Vec<String>,
     pub consolidation: Consolidation,
-    pub fallback_reason: Option<String>,
+    /// Why the model's rewrite was not used, when it was not.
+    pub refusal: Option<Refusal>,
     pub memory_changed: bool,
     pub dreams_changed: bool,
 }
@@ -203,7 +233,7 @@ impl Memory {
             superseded: Vec::new(),
             rewritten: Vec::new(),
             consolidation: Consolidation::None,
-            fallback_reason: None,
+            refusal: None,
             memory_changed: false,
             dreams_changed: false,
         };
@@ -241,7 +271,7 @@ impl Memory {
         // A summary is written when the sweep did something worth reading,
         // and the same outcome (nothing new) is not logged twice.
         let noteworthy = report.memory_changed
-            || report.fallback_reason.is_some()
+            || report.refusal.is_some()
             || candidates.iter().any(|c| {
                 c.is(Verdict::SourceVanished)
                     || c.is(Verdict::SourceChanged)
@@ -264,7 +294,46 @@ impl Memory {
         }
         candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
         report.candidates = candidates.into_iter().map(view).collect();
+        if !request.dry_run {
+            self.ledger
+                .log_sweep(&log_entry(&report, now))
+                .map_err(|e| {
+                    MemoryError::Index(format!(
+                        "the sweep ran, but its entry in the sweep log could not be recorded: {e}"
+                    ))
+                })?;
+        }
         Ok(report)
+    }
+
+    /// The deep phase's candidates as a sweep would see them now, without
+    /// syncing the index first (the review page reads, never writes), each
+    /// with whether the light phase would stage it. Best first.
+    pub(super) fn candidates_now(
+        &mut self,
+        gates: &Gates,
+        now: i64,
+    ) -> Result<Vec<(CandidateView, bool)>> {
+        gates.validate().map_err(MemoryError::InvalidInput)?;
+        let memory_text = self
+            .workspace
+            .read_root_file(layout::MEMORY_FILE)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let mut candidates = self.gather(&memory_text, gates, now)?;
+        candidates.sort_by(|a, b| {
+            b.scored
+                .score
+                .total_cmp(&a.scored.score)
+                .then(a.citation.cmp(&b.citation))
+        });
+        Ok(candidates
+            .into_iter()
+            .map(|c| {
+                let staged = c.stageable() && within_days(&c, gates.light_lookback_days, now);
+                (view(c), staged)
+            })
+            .collect())
     }
 
     /// Writes the managed blocks and the summary into `DREAMS.md`, keeping
@@ -493,8 +562,8 @@ impl Memory {
                     consolidate::deterministic(memory_text, &facts, &retire, entry_hash),
                     Consolidation::Deterministic,
                 ),
-                Err(Fallback::Refused(why)) => {
-                    report.fallback_reason = Some(why);
+                Err(Fallback::Refused(refusal)) => {
+                    report.refusal = Some(refusal);
                     (
                         consolidate::deterministic(
                             memory_text,
@@ -523,10 +592,10 @@ impl Memory {
                     .as_deref()
                     .map(|b| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default();
-                report.fallback_reason = Some(
-                    "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended"
-                        .into(),
-                );
+                report.refusal = Some(Refusal::new(
+                    RefusalKind::ConcurrentEdit,
+                    "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended",
+                ));
                 consolidation = Consolidation::AppendOnly;
                 plan =
                     consolidate::deterministic(&current_text, &facts, &HashSet::new(), entry_hash);
@@ -540,10 +609,10 @@ impl Memory {
                         now,
                     )?
                 {
-                    report.fallback_reason = Some(
-                        "MEMORY.md kept changing while the sweep ran; nothing was promoted this time"
-                            .into(),
-                    );
+                    report.refusal = Some(Refusal::new(
+                        RefusalKind::ConcurrentEdit,
+                        "MEMORY.md kept changing while the sweep ran; nothing was promoted this time",
+                    ));
                     for &i in promoted {
                         candidates[i].set(Verdict::OverLimit, "deferred: MEMORY.md kept changing");
                     }
@@ -571,6 +640,14 @@ impl Memory {
                         .and_then(|r| r.provenance.as_ref())
                         .and_then(|p| p.observed_at_ms),
                     merged: merged.contains(fact.citation.as_str()),
+                    citation: fact.citation.clone(),
+                    source_class: c.class(),
+                    session_kind: c
+                        .row
+                        .as_ref()
+                        .and_then(|r| r.provenance.as_ref())
+                        .map(|p| p.session_kind),
+                    fact: fact.text.clone(),
                 }
             })
             .collect();
@@ -633,12 +710,19 @@ impl Memory {
         let reply = match self.model.complete(&request) {
             Ok(reply) => reply.text,
             Err(ModelFailure::Unavailable(_)) => return Err(Fallback::NoModel),
-            Err(failure) => return Err(Fallback::Refused(failure.to_string())),
+            Err(failure) => {
+                return Err(Fallback::Refused(Refusal::new(
+                    RefusalKind::ModelFailed,
+                    failure.to_string(),
+                )))
+            }
         };
-        let untrusted = self
-            .index
-            .untrusted_entry_texts()
-            .map_err(|e| Fallback::Refused(format!("cannot check the reply: {e}")))?;
+        let untrusted = self.index.untrusted_entry_texts().map_err(|e| {
+            Fallback::Refused(Refusal::new(
+                RefusalKind::Unchecked,
+                format!("cannot check the reply: {e}"),
+            ))
+        })?;
         let check = RewriteCheck {
             old: memory_text,
             citations: facts.iter().map(|f| f.citation.as_str()).collect(),
@@ -647,8 +731,9 @@ impl Memory {
             untrusted: &untrusted,
             max_chars,
         };
-        consolidate::validate_rewrite(&reply, &check, entry_hash)
-            .map_err(|why| Fallback::Refused(format!("the model's file was refused: {why}")))
+        consolidate::validate_rewrite(&reply, &check, entry_hash).map_err(|refusal| {
+            Fallback::Refused(refusal.prefixed("the model's file was refused: "))
+        })
     }
 
     /// See the WIT `dream.rollback`.
@@ -708,7 +793,34 @@ impl Memory {
 
 enum Fallback {
     NoModel,
-    Refused(String),
+    Refused(Refusal),
+}
+
+/// What the sweep log keeps of a sweep.
+fn log_entry(report: &DreamReport, now: i64) -> SweepLogEntry {
+    SweepLogEntry {
+        at_ms: now,
+        phases: report
+            .phases
+            .iter()
+            .map(|p| p.as_str().to_string())
+            .collect(),
+        staged: report.staged,
+        themes: report.themes,
+        candidates: report.candidates.len() as u32,
+        added: report.added.len() as u32,
+        merged: report.merged.len() as u32,
+        superseded: report.superseded.len() as u32,
+        rewritten: report.rewritten.len() as u32,
+        consolidation: report.consolidation.as_str().to_string(),
+        refusal: report
+            .refusal
+            .as_ref()
+            .map(|r| (r.kind.as_str().to_string(), r.reason.clone())),
+        memory_changed: report.memory_changed,
+        dreams_changed: report.dreams_changed,
+        dream_sweep: (report.sweep > 0).then_some(report.sweep as i64),
+    }
 }
 
 /// A recorded entry located in its live file (or found gone).
@@ -1005,8 +1117,8 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
         "- Consolidation: {}{}.\n",
         report.consolidation.as_str(),
         report
-            .fallback_reason
-            .as_deref()
+            .refusal
+            .as_ref()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default()
     ));
