@@ -13,4 +13,5 @@ pub mod json;
 pub mod model;
 pub mod poisoning;
 pub mod project;
+pub mod report;
 pub mod session;

@@ -240,6 +240,27 @@ enum Command {
         #[arg(long, conflicts_with_all = ["explain", "phase"])]
         rollback: bool,
     },
+    /// Write the review page: the last sweeps and their phases, staged
+    /// candidates with every gate, promoted entries with their sources,
+    /// refused rewrites and why, entries by class over time, budget use,
+    /// standing intents and recall activity. Reads the workspace, changes
+    /// nothing in it.
+    Report {
+        /// The HTML file to write (default ./memory-report.html; never
+        /// inside the workspace).
+        #[arg(long, conflicts_with = "serve")]
+        out: Option<PathBuf>,
+        /// Serve the page live instead, on a loopback address (default
+        /// 127.0.0.1:8765; port 0 picks a free one).
+        #[arg(long, num_args = 0..=1, default_missing_value = memory_harness::report::serve::DEFAULT_ADDR)]
+        serve: Option<String>,
+        /// With --serve: stop after answering this many requests.
+        #[arg(long, requires = "serve")]
+        max_requests: Option<u32>,
+        /// With --serve: the page reloads itself every this many seconds.
+        #[arg(long, default_value_t = 30, requires = "serve")]
+        refresh: u32,
+    },
     /// Keep running and sweep on a schedule (cron, UTC; default
     /// `[memory.dreaming] frequency`, else `0 3 * * *`).
     Serve {
@@ -971,6 +992,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Serve { cron, max_sweeps } => serve(&g, cron, max_sweeps),
+        Command::Report {
+            out,
+            serve,
+            max_requests,
+            refresh,
+        } => report(&g, out, serve, max_requests, refresh),
         Command::Bootstrap => {
             let mut session = open(&g)?;
             let request = wit_bootstrap::BootstrapRequest {
@@ -1520,8 +1547,46 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         "(MEMORY.md and DREAMS.md in {} show the result)\n",
         dir.display()
     );
+    println!("== memory-harness intent create \"mention the changelog\" --trigger release");
+    session.now_ms = parse_now("2026-12-04T09:00:00Z")?;
+    session
+        .host
+        .intent_create(
+            &memory_harness::host::trigger_intent("mention the changelog", vec!["release".into()]),
+            &session.context(),
+        )
+        .map_err(call_error)?;
+    println!("== memory-harness inject \"we release the new build today\" --owner");
+    let injected = session
+        .host
+        .inject(&wit_inject::InjectRequest {
+            message: "we release the new build today".into(),
+            mode: wit_inject::EscalationMode::Off,
+            context: session.context(),
+        })
+        .map_err(call_error)?;
+    for block in &injected.blocks {
+        println!("{}\n", block.text);
+    }
     println!("== memory-harness status");
     print_status(&session.host.status().map_err(call_error)?);
+    // The report opens the workspace itself.
+    let now = session.now_ms;
+    drop(session);
+    let page = dir.with_file_name(format!(
+        "{}-report.html",
+        dir.file_name()
+            .map_or("memory".into(), |n| n.to_string_lossy())
+    ));
+    let gathered = memory_harness::report::gather(&resolved(&g, None)?, now)?;
+    let html = memory_harness::report::html::render(&gathered, &Default::default());
+    memory_harness::report::write_page(&page, &dir, &html)?;
+    println!(
+        "\n== memory-harness --workspace {} report --out {}\nthe review page: open {} in a browser",
+        dir.display(),
+        page.display(),
+        page.display()
+    );
     Ok(0)
 }
 
@@ -1572,6 +1637,72 @@ fn print_dream(r: &wit_dream::DreamReport, explain: bool) {
             );
         }
     }
+}
+
+/// `report`: the review page, written once or served live.
+fn report(
+    g: &Global,
+    out: Option<PathBuf>,
+    serve: Option<String>,
+    max_requests: Option<u32>,
+    refresh: u32,
+) -> anyhow::Result<i32> {
+    use memory_harness::report::{self, html};
+    let resolved = resolved(g, None)?;
+    let now = || -> anyhow::Result<i64> {
+        Ok(match &g.now {
+            Some(text) => parse_now(text)?,
+            None => system_now_ms(),
+        })
+    };
+    if let Some(addr) = serve {
+        let addr = report::serve::loopback_addr(&addr)?;
+        // Refuse a workspace with nothing to review before listening.
+        report::gather(&resolved, now()?)?;
+        let listener = std::net::TcpListener::bind(addr)
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        eprintln!(
+            "memory-harness report: serving http://{}/ for {} (Ctrl-C stops)",
+            listener.local_addr()?,
+            resolved.workspace.display()
+        );
+        let options = html::Options {
+            refresh_seconds: Some(refresh.max(1)),
+        };
+        report::serve::serve(listener, max_requests, || {
+            Ok(html::render(&report::gather(&resolved, now()?)?, &options))
+        })?;
+        return Ok(0);
+    }
+    let gathered = report::gather(&resolved, now()?)?;
+    if g.json {
+        println!(
+            "{}",
+            json!({
+                "report": json::workspace_report(&gathered.report),
+                "bootstrap": json::bootstrap_result(&gathered.bootstrap),
+                "intents": json::intents(&gathered.intents)["intents"],
+            })
+        );
+        return Ok(0);
+    }
+    let out = out.unwrap_or_else(|| PathBuf::from("memory-report.html"));
+    report::write_page(
+        &out,
+        &resolved.workspace,
+        &html::render(&gathered, &html::Options::default()),
+    )?;
+    let r = &gathered.report;
+    println!(
+        "{}: {} sweeps, {} candidates, {} promoted, {} recalled entries, {} intents",
+        out.display(),
+        r.sweeps.len(),
+        r.candidates_total,
+        r.promoted.len(),
+        r.recalled_total,
+        gathered.intents.len()
+    );
+    Ok(0)
 }
 
 /// Sweeps on the schedule until stopped: each sweep opens the workspace,
