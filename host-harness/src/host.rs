@@ -271,6 +271,9 @@ pub struct MemoryHost {
     model: Arc<ModelLender>,
     live: Option<Live>,
     ticking: Arc<AtomicBool>,
+    /// Grant the workspace read-only and open the memory with
+    /// `open-read-only` (the review page).
+    read_only: bool,
 }
 
 impl Drop for MemoryHost {
@@ -326,7 +329,15 @@ impl MemoryHost {
             model: Arc::new(model),
             live: None,
             ticking,
+            read_only: false,
         })
+    }
+
+    /// From the next instance on, the workspace is granted read-only and the
+    /// memory opened with `open-read-only`: the sandbox itself cannot write.
+    pub fn set_read_only(&mut self) {
+        self.read_only = true;
+        self.live = None;
     }
 
     pub fn workspace(&self) -> &Path {
@@ -340,7 +351,12 @@ impl MemoryHost {
         // run on the calling thread instead of a round trip through a
         // blocking thread pool for every read and write.
         wasi.allow_blocking_current_thread(true);
-        wasi.preopened_dir(&self.workspace, GUEST_WORKSPACE, FsPerms::ReadWrite)
+        let perms = if self.read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        };
+        wasi.preopened_dir(&self.workspace, GUEST_WORKSPACE, perms)
             .map_err(|e| CallError::Host(e.into()))?;
         let state = HostState {
             wasi: wasi.build(),
@@ -366,11 +382,13 @@ impl MemoryHost {
                 ))
             }
         };
-        let opened = match bindings
-            .openclaw_memory_store()
-            .memory()
-            .call_open(&mut store, &self.settings)
-        {
+        let store_exports = bindings.openclaw_memory_store().memory();
+        let opened = if self.read_only {
+            store_exports.call_open_read_only(&mut store, &self.settings)
+        } else {
+            store_exports.call_open(&mut store, &self.settings)
+        };
+        let opened = match opened {
             Ok(opened) => opened,
             Err(error) => {
                 return Err(explain_trap(
@@ -694,13 +712,43 @@ impl std::hash::Hasher for HashWriter<'_> {
 /// Guards a workspace against a second harness process: SQLite runs in
 /// exclusive mode inside the sandbox, so one process at a time may hold the
 /// index. The lock is an OS file lock, released when the process ends, even
-/// by a crash.
+/// by a crash; the file names its holder while held. A workspace the
+/// JavaScript host serves (`.memory/js-host.lock` naming a live process, an
+/// OpenClaw gateway) is refused too: Node has no file locks, so that host
+/// keeps a pid file, and it honours this lock the same way.
 pub struct WorkspaceLock {
-    _file: std::fs::File,
+    file: std::fs::File,
+}
+
+/// The lock file of the JavaScript host (hosts/openclaw/lib/lock.js).
+const JS_HOST_LOCK: &str = "js-host.lock";
+
+/// The live process other than this one a pid lock file names, if any.
+fn live_holder(lock_file: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(lock_file).ok()?;
+    let pid: u32 = text.trim().strip_prefix("pid ")?.trim().parse().ok()?;
+    let alive = Path::new("/proc")
+        .is_dir()
+        .then(|| Path::new(&format!("/proc/{pid}")).exists());
+    // Without /proc there is no telling: a named holder counts as alive.
+    (pid != std::process::id() && alive.unwrap_or(true)).then_some(pid)
+}
+
+impl Drop for WorkspaceLock {
+    fn drop(&mut self) {
+        // Name no holder once released (the OS lock goes with the file).
+        let _ = self.file.set_len(0);
+    }
 }
 
 impl WorkspaceLock {
     pub fn acquire(workspace: &Path) -> anyhow::Result<WorkspaceLock> {
+        if let Some(pid) = live_holder(&workspace.join(".memory").join(JS_HOST_LOCK)) {
+            bail!(
+                "the JavaScript host (pid {pid}, an OpenClaw gateway or CLI) is using the memory of {}; stop it or use `openclaw memory …` instead",
+                workspace.display()
+            );
+        }
         let dir = workspace.join(".memory");
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -730,6 +778,6 @@ impl WorkspaceLock {
         file.set_len(0)?;
         file.seek(std::io::SeekFrom::Start(0))?;
         write!(file, "pid {}", std::process::id())?;
-        Ok(WorkspaceLock { _file: file })
+        Ok(WorkspaceLock { file })
     }
 }

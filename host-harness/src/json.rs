@@ -360,6 +360,14 @@ pub fn dream_report(r: &wit_dream::DreamReport) -> Value {
     })
 }
 
+pub fn gate(g: wit_report::Gate) -> &'static str {
+    match g {
+        wit_report::Gate::Recalls => "recalls",
+        wit_report::Gate::DistinctQueries => "distinct-queries",
+        wit_report::Gate::Score => "score",
+    }
+}
+
 pub fn workspace_report(r: &wit_report::WorkspaceReport) -> Value {
     json!({
         "sweeps": r.sweeps.iter().map(|s| json!({
@@ -388,7 +396,7 @@ pub fn workspace_report(r: &wit_report::WorkspaceReport) -> Value {
             "candidate": candidate(&c.candidate),
             "staged": c.staged,
             "checks": c.checks.iter().map(|g| json!({
-                "gate": g.gate,
+                "gate": gate(g.gate),
                 "value": g.value,
                 "threshold": g.threshold,
                 "passed": g.passed,

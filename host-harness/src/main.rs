@@ -1573,11 +1573,14 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
     // The report opens the workspace itself.
     let now = session.now_ms;
     drop(session);
-    let page = dir.with_file_name(format!(
-        "{}-report.html",
-        dir.file_name()
-            .map_or("memory".into(), |n| n.to_string_lossy())
-    ));
+    // Beside the workspace (`--dir .` included), never inside it.
+    let root = dir.canonicalize()?;
+    let page = match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => {
+            parent.join(format!("{}-report.html", name.to_string_lossy()))
+        }
+        _ => std::env::temp_dir().join("memory-core-demo-report.html"),
+    };
     let gathered = memory_harness::report::gather(&resolved(&g, None)?, now)?;
     let html = memory_harness::report::html::render(&gathered, &Default::default());
     memory_harness::report::write_page(&page, &dir, &html)?;

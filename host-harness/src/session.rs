@@ -37,6 +37,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session that only reads: the workspace is granted read-only and the
+    /// memory opened with `open-read-only` (the review page).
+    pub fn open_read_only(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Session> {
+        let mut session = Session::open(resolved, now_ms)?;
+        session.host.set_read_only();
+        Ok(session)
+    }
+
     pub fn open(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Session> {
         let lock = WorkspaceLock::acquire(&resolved.workspace)?;
         let host = MemoryHost::new(

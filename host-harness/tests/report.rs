@@ -130,20 +130,41 @@ fn hashes(root: &Path) -> BTreeMap<String, String> {
 /// text, and whether anything could run.
 fn seen(browser: &webdriver::Browser) -> Value {
     browser.run(
-        "const sections = [...document.querySelectorAll('main > section')].map(s => ({id: s.id, heading: s.querySelector('h2').innerText, text: s.innerText}));
+        "const sections = [...document.querySelectorAll('main > section')].map(s => ({id: s.id, heading: s.querySelector('h2').innerText, text: s.innerText, subheadings: [...s.querySelectorAll('h3')].map(h => h.innerText), rows: [...s.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.innerText))}));
          const active = document.querySelectorAll('script, iframe, object, embed, img, link, form, [onerror], [onload], [onclick], [src], [href^=\"javascript\"]').length;
          return {title: document.title, sections, active, svgs: document.querySelectorAll('svg.plot').length};",
     )
 }
 
-fn section<'a>(page: &'a Value, id: &str) -> &'a str {
+fn section_of<'a>(page: &'a Value, id: &str) -> &'a Value {
     page["sections"]
         .as_array()
         .unwrap()
         .iter()
         .find(|s| s["id"] == id)
-        .and_then(|s| s["text"].as_str())
         .unwrap_or_else(|| panic!("no section {id} in {page:#}"))
+}
+
+/// A section's text as a person reads it.
+fn section<'a>(page: &'a Value, id: &str) -> &'a str {
+    section_of(page, id)["text"].as_str().unwrap()
+}
+
+/// The cells of the first row of the section's tables holding `needle`.
+fn row<'a>(page: &'a Value, id: &str, needle: &str) -> Vec<&'a str> {
+    let rows = &section_of(page, id)["rows"];
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| cells.iter().any(|c| c.contains(needle)))
+        .unwrap_or_else(|| panic!("no row with {needle:?} in section {id}: {rows:#}"))
 }
 
 /// A child process that does not outlive a failing test (it would hold
@@ -247,15 +268,16 @@ fn the_report_shows_what_entered_memory_and_runs_nothing() {
         SECTIONS.iter().map(|(_, h)| *h).collect::<Vec<_>>()
     );
     // A promoted entry with its source and class.
-    let promoted = section(&page, "promoted");
-    assert!(promoted.contains(FACT), "{promoted}");
+    let promoted = row(&page, "promoted", FACT);
+    // when, sweep, entry, source, source class, session kind, now
     assert!(
-        promoted.contains("Source: memory/2026-12-04.md#L"),
-        "{promoted}"
+        promoted[3].starts_with("Source: memory/2026-12-04.md#L"),
+        "{promoted:?}"
     );
-    assert!(
-        promoted.contains("owner") && promoted.contains("interactive"),
-        "{promoted}"
+    assert_eq!(
+        (promoted[4], promoted[5], promoted[6]),
+        ("owner", "interactive", "in MEMORY.md"),
+        "{promoted:?}"
     );
     // The hostile entry: shown as the literal text it is, marked untrusted.
     let recalls = section(&page, "recalls");
@@ -288,19 +310,25 @@ fn the_report_shows_what_entered_memory_and_runs_nothing() {
     );
     assert!(budget.contains("Left out of every prompt"), "{budget}");
     // Intents in their states.
-    let intents = section(&page, "intents");
-    for expected in [
-        "fired",
-        "pending",
-        "cancelled",
-        "armed",
-        "cooling down until",
-        "1 of 3",
-    ] {
-        assert!(intents.contains(expected), "{expected:?} in {intents}");
-    }
-    let entries = section(&page, "entries");
-    assert!(entries.contains("untrusted"), "{entries}");
+    let states: Vec<&str> = section_of(&page, "intents")["subheadings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        vec!["armed 1", "fired 1", "pending 1", "cancelled 1"]
+    );
+    let fired = row(&page, "intents", "mention the rollback plan");
+    assert_eq!(fired[4], "1 of 3", "{fired:?}");
+    assert!(
+        fired[6].starts_with("cooling down until 2026-12-07 09:00"),
+        "{fired:?}"
+    );
+    // Entries by class: the two web-page summaries are counted as untrusted.
+    let untrusted = row(&page, "entries", "untrusted");
+    assert_eq!((untrusted[1], untrusted[5]), ("2", "2"), "{untrusted:?}");
 }
 
 #[test]
@@ -391,4 +419,63 @@ fn a_workspace_without_memory_is_refused_and_left_alone() {
         "the refusal created .memory/"
     );
     assert!(!elsewhere.path().join("page.html").exists());
+}
+
+#[test]
+fn an_older_memory_is_refused_not_upgraded() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("demo");
+    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
+        .args(["--embedder", "test", "demo", "--dir"])
+        .arg(&ws));
+    // As a ledger of the previous version: no sweep log.
+    memory_core::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
+        .unwrap()
+        .execute_batch("DROP TABLE sweep_log;")
+        .unwrap();
+    let before = hashes(&ws);
+    let page = root.path().join("page.html");
+    let out = harness(&ws, "2026-12-04")
+        .arg("report")
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("predates this version") && stderr.contains("sweep_log"),
+        "{stderr}"
+    );
+    assert_eq!(hashes(&ws), before, "the refusal changed the workspace");
+    assert!(!page.exists());
+    // Any command that writes upgrades it; then the report reads it.
+    run(harness(&ws, "2026-12-04").arg("index"));
+    run(harness(&ws, "2026-12-04")
+        .arg("report")
+        .arg("--out")
+        .arg(&page));
+    assert!(page.exists());
+}
+
+#[test]
+fn a_workspace_the_javascript_host_serves_is_left_to_it() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("demo");
+    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
+        .args(["--embedder", "test", "demo", "--dir"])
+        .arg(&ws));
+    // A live process (this test) holds the JavaScript host's lock.
+    let lock = ws.join(".memory/js-host.lock");
+    std::fs::write(&lock, format!("pid {}\n", std::process::id())).unwrap();
+    let out = harness(&ws, "2026-12-04")
+        .args(["report", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("JavaScript host"), "{stderr}");
+    // A lock its holder left behind is no obstacle.
+    std::fs::write(&lock, "pid 999999999\n").unwrap();
+    run(harness(&ws, "2026-12-04").args(["report", "--json"]));
 }

@@ -110,13 +110,17 @@ pub fn plan(files: &[(&str, Found<'_>)], budgets: &Budgets) -> Injection {
     }
 }
 
+/// How the marker a cut file ends with begins; the kept head is everything
+/// before it (hosts find what a cut left out by it).
+pub const TRUNCATION_MARKER: &str = "\n[… truncated: ";
+
 /// Keeps the head of the file, ending on a line boundary when one is close, and
 /// appends a marker saying how much was left out and how to read it. The result
 /// is never longer than `limit` characters (the marker counts).
 fn cut(content: &str, path: &str, original: usize, limit: usize) -> String {
     let marker = |kept: usize| {
         format!(
-            "\n[… truncated: {kept} of {original} characters of {path} injected; read the rest with memory_get …]"
+            "{TRUNCATION_MARKER}{kept} of {original} characters of {path} injected; read the rest with memory_get …]"
         )
     };
     let marker_len = marker(original).chars().count();

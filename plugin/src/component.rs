@@ -127,36 +127,12 @@ impl wit_store::Guest for Component {
 }
 
 impl wit_store::GuestMemory for MemoryResource {
+    fn open_read_only(settings: wit_store::Settings) -> Result<wit_store::Memory, wit::Error> {
+        open_memory(settings, crate::Memory::open_read_only)
+    }
+
     fn open(settings: wit_store::Settings) -> Result<wit_store::Memory, wit::Error> {
-        let settings = core::Settings {
-            workspace: settings.workspace.into(),
-            search: core::SearchSettings {
-                max_results: settings.search.max_results,
-                min_score: settings.search.min_score,
-                candidates_per_leg: settings.search.candidates_per_leg,
-                vector_weight: settings.search.vector_weight,
-                recency_half_life_days: settings.search.recency_half_life_days,
-                mmr_lambda: settings.search.mmr_lambda,
-            },
-            chunking: core::ChunkSettings {
-                tokens: settings.chunking.tokens,
-                overlap: settings.chunking.overlap,
-            },
-            fts_tokenizer: match settings.fts_tokenizer {
-                wit_store::FtsTokenizer::Unicode61 => core::FtsTokenizer::Unicode61,
-                wit_store::FtsTokenizer::Trigram => core::FtsTokenizer::Trigram,
-            },
-            bootstrap: crate::bootstrap::Budgets {
-                max_file_chars: settings.bootstrap.max_file_chars as usize,
-                max_user_file_chars: settings.bootstrap.max_user_file_chars as usize,
-                max_total_chars: settings.bootstrap.max_total_chars as usize,
-            },
-        };
-        let memory = crate::Memory::open(settings, Box::new(HostEmbedder), Box::new(HostModel))
-            .map_err(to_wit_error)?;
-        Ok(wit_store::Memory::new(MemoryResource {
-            inner: RefCell::new(memory),
-        }))
+        open_memory(settings, crate::Memory::open)
     }
 
     fn sync(&self, request: wit_store::SyncRequest) -> Result<wit_store::SyncReport, wit::Error> {
@@ -221,6 +197,49 @@ impl wit_store::GuestMemory for MemoryResource {
             provenance_lost: s.provenance_lost,
         })
     }
+}
+
+/// The `Memory` opener of `open` or `open-read-only`, over the host's
+/// embedder and model.
+type Opener = fn(
+    core::Settings,
+    Box<dyn Embedder>,
+    Box<dyn crate::model::Model>,
+) -> Result<crate::Memory, MemoryError>;
+
+fn open_memory(
+    settings: wit_store::Settings,
+    open: Opener,
+) -> Result<wit_store::Memory, wit::Error> {
+    let settings = core::Settings {
+        workspace: settings.workspace.into(),
+        search: core::SearchSettings {
+            max_results: settings.search.max_results,
+            min_score: settings.search.min_score,
+            candidates_per_leg: settings.search.candidates_per_leg,
+            vector_weight: settings.search.vector_weight,
+            recency_half_life_days: settings.search.recency_half_life_days,
+            mmr_lambda: settings.search.mmr_lambda,
+        },
+        chunking: core::ChunkSettings {
+            tokens: settings.chunking.tokens,
+            overlap: settings.chunking.overlap,
+        },
+        fts_tokenizer: match settings.fts_tokenizer {
+            wit_store::FtsTokenizer::Unicode61 => core::FtsTokenizer::Unicode61,
+            wit_store::FtsTokenizer::Trigram => core::FtsTokenizer::Trigram,
+        },
+        bootstrap: crate::bootstrap::Budgets {
+            max_file_chars: settings.bootstrap.max_file_chars as usize,
+            max_user_file_chars: settings.bootstrap.max_user_file_chars as usize,
+            max_total_chars: settings.bootstrap.max_total_chars as usize,
+        },
+    };
+    let memory =
+        open(settings, Box::new(HostEmbedder), Box::new(HostModel)).map_err(to_wit_error)?;
+    Ok(wit_store::Memory::new(MemoryResource {
+        inner: RefCell::new(memory),
+    }))
 }
 
 impl wit_recall::Guest for Component {
@@ -859,7 +878,13 @@ fn workspace_report(r: crate::memory::WorkspaceReport) -> wit_report::WorkspaceR
                     .checks
                     .into_iter()
                     .map(|g| wit_report::GateCheck {
-                        gate: g.gate.as_str().to_string(),
+                        gate: match g.gate {
+                            crate::dreaming::signals::Gate::Recalls => wit_report::Gate::Recalls,
+                            crate::dreaming::signals::Gate::DistinctQueries => {
+                                wit_report::Gate::DistinctQueries
+                            }
+                            crate::dreaming::signals::Gate::Score => wit_report::Gate::Score,
+                        },
                         value: g.value,
                         threshold: g.threshold,
                         passed: g.passed,

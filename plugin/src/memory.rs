@@ -131,6 +131,9 @@ pub struct Memory {
         u64,
         std::rc::Rc<crate::dreaming::consolidate::UntrustedText>,
     )>,
+    /// Opened with `open_read_only`: every operation that would write is
+    /// refused, and recalls are not recorded.
+    read_only: bool,
 }
 
 impl Memory {
@@ -140,29 +143,63 @@ impl Memory {
         embedder: Box<dyn Embedder>,
         model: Box<dyn crate::model::Model>,
     ) -> Result<Memory> {
-        settings.validate()?;
-        match std::fs::metadata(&settings.workspace) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(MemoryError::Io(format!(
-                    "{} is not a directory",
-                    settings.workspace.display()
-                )))
-            }
-            Err(e) => {
-                return Err(MemoryError::Io(format!(
-                    "cannot open the workspace {}: {e}",
-                    settings.workspace.display()
-                )))
-            }
-        }
+        check_workspace(&settings)?;
         let workspace = Workspace::new(settings.workspace.clone());
         let (index, rebuild_note) =
             Index::open(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer).map_err(
                 |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
             )?;
         let (ledger, reproject) = open_ledger(&workspace, &index)?;
-        Ok(Memory {
+        Ok(Memory::with_parts(
+            settings,
+            workspace,
+            index,
+            ledger,
+            embedder,
+            model,
+            rebuild_note,
+            reproject,
+            false,
+        ))
+    }
+
+    /// Opens the workspace's memory to read it as it is: nothing is created,
+    /// rebuilt, migrated or recorded. See the WIT `memory.open-read-only`.
+    pub fn open_read_only(
+        settings: Settings,
+        embedder: Box<dyn Embedder>,
+        model: Box<dyn crate::model::Model>,
+    ) -> Result<Memory> {
+        check_workspace(&settings)?;
+        let workspace = Workspace::new(settings.workspace.clone());
+        let refused = |file: &str, why: String| {
+            MemoryError::InvalidInput(format!("cannot read {file} as it is: {why}"))
+        };
+        let index =
+            Index::open_read_only(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer)
+                .map_err(|why| refused(layout::INDEX_FILE, why))?;
+        let expected = index.meta("ledger_id").map_err(MemoryError::from)?;
+        let ledger =
+            Ledger::open_read_only(&workspace.join(layout::LEDGER_FILE), expected.as_deref())
+                .map_err(|why| refused(layout::LEDGER_FILE, why))?;
+        Ok(Memory::with_parts(
+            settings, workspace, index, ledger, embedder, model, None, false, true,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with_parts(
+        settings: Settings,
+        workspace: Workspace,
+        index: Index,
+        ledger: Ledger,
+        embedder: Box<dyn Embedder>,
+        model: Box<dyn crate::model::Model>,
+        rebuild_note: Option<String>,
+        reproject: bool,
+        read_only: bool,
+    ) -> Memory {
+        Memory {
             settings,
             workspace,
             index,
@@ -177,7 +214,18 @@ impl Memory {
             intents: None,
             answer_cache: Default::default(),
             breaker: Default::default(),
-        })
+            read_only,
+        }
+    }
+
+    /// Refuses `operation` on a memory opened read-only.
+    fn writable(&self, operation: &str) -> Result<()> {
+        if self.read_only {
+            return Err(MemoryError::AccessDenied(format!(
+                "{operation} writes, and this memory was opened read-only"
+            )));
+        }
+        Ok(())
     }
 
     pub fn settings(&self) -> &Settings {
@@ -188,6 +236,11 @@ impl Memory {
     /// from the files and runs the operation once more.
     fn with_repair<T>(&mut self, op: impl Fn(&mut Memory) -> Attempt<T>) -> Result<T> {
         match op(self) {
+            Err(Failure::Db(error)) if error.is_corrupt() && self.read_only => {
+                Err(MemoryError::Index(format!(
+                    "the index is damaged ({error}); opened read-only, it was not rebuilt"
+                )))
+            }
             Err(Failure::Db(error)) if error.is_corrupt() => {
                 self.rebuild(&format!("the index was corrupt ({error}) and was rebuilt"))?;
                 op(self).map_err(MemoryError::from)
@@ -197,6 +250,7 @@ impl Memory {
     }
 
     fn rebuild(&mut self, reason: &str) -> Result<()> {
+        self.writable("rebuilding the index")?;
         self.index
             .reset()
             .map_err(|e| MemoryError::Index(format!("cannot rebuild the index: {e}")))?;
@@ -215,6 +269,7 @@ impl Memory {
 
     /// See the WIT `memory.sync`.
     pub fn sync(&mut self, request: SyncRequest) -> Result<SyncReport> {
+        self.writable("sync")?;
         self.with_repair(|m| m.sync_once(&request))
     }
 
@@ -734,7 +789,7 @@ impl Memory {
 
     /// Records what a search or a read returned as recalled, for dreaming.
     fn record_recalls(&self, rows: &[RecalledRow], query_key: Option<&str>, now_ms: i64) {
-        if rows.is_empty() {
+        if rows.is_empty() || self.read_only {
             return;
         }
         let day = Date::from_ms(now_ms).to_string();
@@ -943,7 +998,22 @@ impl Memory {
     }
 }
 
-/// The ids of the `n` best scores.
+/// The settings are valid and the workspace is a directory.
+fn check_workspace(settings: &Settings) -> Result<()> {
+    settings.validate()?;
+    match std::fs::metadata(&settings.workspace) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(MemoryError::Io(format!(
+            "{} is not a directory",
+            settings.workspace.display()
+        ))),
+        Err(e) => Err(MemoryError::Io(format!(
+            "cannot open the workspace {}: {e}",
+            settings.workspace.display()
+        ))),
+    }
+}
+
 /// Files the index is behind on: listed but not indexed as they are now,
 /// or indexed but gone.
 fn stale_count(listed: &[FileStat], sources: &HashMap<String, index::SourceRow>) -> usize {
@@ -962,6 +1032,7 @@ fn stale_count(listed: &[FileStat], sources: &HashMap<String, index::SourceRow>)
             .count()
 }
 
+/// The ids of the `n` best scores.
 fn best_of<S: Copy + PartialOrd>(scores: &HashMap<i64, S>, n: usize) -> Vec<i64> {
     let mut ranked: Vec<(&i64, &S)> = scores.iter().collect();
     ranked.sort_by(|a, b| {

@@ -58,13 +58,24 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-/// Control, bidirectional and zero-width characters as visible `⟨U+XXXX⟩`,
-/// so quoted text cannot hide or reorder what a reviewer reads.
+/// Control, bidirectional, zero-width, format and tag characters as visible
+/// `⟨U+XXXX⟩`, so quoted text cannot hide or reorder what a reviewer reads.
 fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         let hidden = (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2069 | 0xFEFF | 0xFFF9..=0xFFFB);
+            || matches!(
+                c as u32,
+                0xAD | 0x61C
+                    | 0x180E
+                    | 0x200B..=0x200F
+                    | 0x2028..=0x202E
+                    | 0x2060..=0x206F
+                    | 0xFEFF
+                    | 0xFFF9..=0xFFFB
+                    // Tag characters: text invisible to a reader, legible to a model.
+                    | 0xE0000..=0xE007F
+            );
         if hidden {
             let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
         } else {
@@ -273,7 +284,7 @@ fn sweeps(out: &mut String, sweeps: &[wit_report::Sweep]) {
                     .collect::<Vec<_>>()
                     .join(" → ")
             } else {
-                "not recorded (before the sweep log)".into()
+                "not in the sweep log".into()
             };
             let memory = match (s.memory_changed, s.rolled_back_at_ms) {
                 (true, Some(at)) => format!("changed, rolled back {}", when(at)),
@@ -322,16 +333,15 @@ fn gate_cell(c: &wit_report::StagedCandidate) -> String {
             } else {
                 ("✗", "fail", "<")
             };
-            let figure = |v: f32| {
-                if g.gate == "score" {
-                    format!("{v:.3}")
-                } else {
-                    format!("{}", v as u32)
+            let (name, figure): (&str, fn(f32) -> String) = match g.gate {
+                wit_report::Gate::Recalls => ("recalls", |v| format!("{}", v as u32)),
+                wit_report::Gate::DistinctQueries => {
+                    ("distinct queries", |v| format!("{}", v as u32))
                 }
+                wit_report::Gate::Score => ("score", |v| format!("{v:.3}")),
             };
             format!(
-                "<span class=\"gate {class}\">{mark} {} {} {op} {}</span>",
-                esc(&g.gate),
+                "<span class=\"gate {class}\">{mark} {name} {} {op} {}</span>",
                 figure(g.value),
                 figure(g.threshold)
             )
@@ -451,13 +461,12 @@ fn rejected(out: &mut String, sweeps: &[wit_report::Sweep]) {
         body.push_str("<table><thead><tr><th>when</th><th>sweep</th><th>why</th><th>reason</th><th>what happened instead</th></tr></thead><tbody>");
         for s in refused {
             let f = s.refusal.as_ref().expect("filtered on refusal");
-            let instead = if s.added + s.merged > 0 {
-                format!(
-                    "{} entries appended, the rest of MEMORY.md untouched",
-                    s.added + s.merged
-                )
-            } else {
-                "nothing promoted this time".into()
+            let instead = match (s.added, s.merged) {
+                (0, 0) => "nothing promoted this time".to_string(),
+                (added, 0) => format!("{added} promoted entries appended; no other line changed"),
+                (added, merged) => format!(
+                    "{added} promoted entries appended, {merged} merged into the entries they repeat; no other line changed"
+                ),
             };
             let _ = write!(
                 body,
@@ -475,7 +484,7 @@ fn rejected(out: &mut String, sweeps: &[wit_report::Sweep]) {
     section(
         out,
         "rejected",
-        "Model rewrites of MEMORY.md that failed validation (loss bound, budget, missing source, concurrent edit, …): the sweep fell back to appending, so nothing was lost.",
+        "Sweeps whose model rewrite of MEMORY.md was not used: refused by validation (loss bound, budget, missing source, untrusted text, …), overtaken by a concurrent edit, or never returned by a failing model. Each fell back to appending, so nothing was lost.",
         &body,
     );
 }
@@ -631,6 +640,12 @@ fn budget(out: &mut String, g: &Gathered) {
                 cut.chars,
                 cut.from_line,
                 text(&cut.preview)
+            );
+        } else if f.truncated.is_some() {
+            let _ = write!(
+                body,
+                "<tr class=\"tail\"><td></td><td colspan=\"5\"><div class=\"why\">Left out of every prompt: the part of the {} characters the budget did not fit (readable with memory_get).</div></td></tr>",
+                f.original_chars
             );
         }
     }
@@ -869,6 +884,7 @@ mod tests {
 
     #[test]
     fn hidden_characters_are_made_visible() {
+        assert_eq!(visible("x\u{E0069}\u{AD}y"), "x⟨U+E0069⟩⟨U+00AD⟩y");
         assert_eq!(
             visible("a\u{202E}b\u{200B}c\u{1b}[31m\nd"),
             "a⟨U+202E⟩b⟨U+200B⟩c⟨U+001B⟩[31m\nd"

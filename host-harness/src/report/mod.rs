@@ -4,10 +4,15 @@
 //!
 //! Everything on the page comes from the component's read-only exports
 //! (`report.gather`, `bootstrap.load`, `intents.list`) and, for the text a
-//! budget cut off, from the curated file itself. Nothing syncs, records a
-//! recall or calls a model: the only file the report touches is the
-//! harness's own lock (`.memory/harness.lock`). The page is rendered by
-//! `html`, its plots by `svg`; neither runs a line of JavaScript.
+//! budget cut off, from the curated file itself. The session is read-only
+//! twice over: the sandbox is granted the workspace read-only, and the
+//! memory is opened with `open-read-only`, which creates, rebuilds and
+//! migrates nothing (an index or ledger that is not current is refused,
+//! with what to run). Nothing syncs, records a recall or calls a model; the
+//! only file the report touches is the harness's own lock
+//! (`.memory/harness.lock`), and it leaves a workspace the JavaScript host
+//! serves alone. The page is rendered by `html`, its plots by `svg`;
+//! neither runs a line of JavaScript.
 
 pub mod html;
 pub mod serve;
@@ -78,7 +83,7 @@ pub fn gather(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Gathered> {
     let mut resolved = resolved.clone();
     resolved.embedder = EmbedderChoice::None;
     resolved.model = ModelChoice::None;
-    let mut session = Session::open(&resolved, now_ms)?;
+    let mut session = Session::open_read_only(&resolved, now_ms)?;
     let context = session.context();
     let report = session
         .host
@@ -111,8 +116,7 @@ pub fn gather(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Gathered> {
         .iter()
         .map(|f| {
             f.truncated.as_ref()?;
-            let text = read_lossy(&workspace.join(&f.path))?;
-            Some(cut_tail(&text, &f.text))
+            cut_tail(&read_lossy(&workspace.join(&f.path))?, &f.text)
         })
         .collect();
     let settings = &resolved.settings.bootstrap;
@@ -132,36 +136,37 @@ pub fn gather(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Gathered> {
     })
 }
 
+/// Bootstrap files are read up to this size (as `bootstrap.load` does).
+const MAX_CURATED_BYTES: u64 = 64 * 1024 * 1024;
+
 fn read_lossy(path: &Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_CURATED_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The marker `bootstrap.load` ends a cut file with.
-const TRUNCATION_MARKER: &str = "\n[… truncated: ";
-
 /// The part of `file` a budget left out, given the injected text (the kept
-/// head followed by the truncation marker).
-pub fn cut_tail(file: &str, injected: &str) -> CutTail {
+/// head followed by the truncation marker). `None` when the injected text is
+/// not a head of the file: `USER.md` is injected without its superseded
+/// directives, so only the counts say what was cut.
+pub fn cut_tail(file: &str, injected: &str) -> Option<CutTail> {
     let head = injected
-        .rfind(TRUNCATION_MARKER)
+        .rfind(memory_core::bootstrap::TRUNCATION_MARKER)
         .map_or("", |at| &injected[..at]);
-    let kept_chars = head.chars().count();
-    let kept_bytes = file
-        .char_indices()
-        .nth(kept_chars)
-        .map_or(file.len(), |(i, _)| i);
-    let tail = &file[kept_bytes..];
+    let tail = file.strip_prefix(head)?;
     // A tail that starts at a line break begins on the next line.
-    let from_line =
-        file[..kept_bytes].matches('\n').count() + 1 + usize::from(tail.starts_with('\n'));
+    let from_line = head.matches('\n').count() + 1 + usize::from(tail.starts_with('\n'));
     let tail = tail.strip_prefix('\n').unwrap_or(tail);
-    CutTail {
+    Some(CutTail {
         from_line,
         chars: tail.chars().count(),
         preview: tail.chars().take(TAIL_PREVIEW_CHARS).collect(),
-    }
+    })
 }
 
 /// Owner and agent text is shown as it is; untrusted and system text is
@@ -220,7 +225,7 @@ mod tests {
     fn the_cut_tail_is_what_the_head_left_out() {
         let file = "# Memory\n- one\n- two\n- three\n";
         let injected = "# Memory\n- one\n[… truncated: 14 of 29 characters of MEMORY.md injected; read the rest with memory_get …]";
-        let tail = cut_tail(file, injected);
+        let tail = cut_tail(file, injected).unwrap();
         assert_eq!(tail.from_line, 3);
         assert_eq!(tail.preview, "- two\n- three\n");
         assert_eq!(tail.chars, 14);
@@ -228,8 +233,37 @@ mod tests {
 
     #[test]
     fn a_budget_smaller_than_the_marker_cuts_everything() {
-        let tail = cut_tail("- ünïcode\n", "[… truncated: 0 of 10");
+        let tail = cut_tail("- ünïcode\n", "[… truncated: 0 of 10").unwrap();
         assert_eq!((tail.from_line, tail.chars), (1, 10));
+    }
+
+    #[test]
+    fn a_filtered_injection_has_no_tail_to_show() {
+        let file = "<!-- status: superseded -->\n- Never x.\n- Always y.\n";
+        let injected = format!(
+            "- Always y.{}3 of 40",
+            memory_core::bootstrap::TRUNCATION_MARKER
+        );
+        assert_eq!(cut_tail(file, &injected), None);
+    }
+
+    #[test]
+    fn the_marker_is_the_one_bootstrap_writes() {
+        use memory_core::bootstrap::{plan, Budgets, Found};
+        let budgets = Budgets {
+            max_file_chars: 120,
+            max_user_file_chars: 120,
+            max_total_chars: 1000,
+        };
+        let file = "- one fact\n".repeat(40);
+        let injected = plan(&[("MEMORY.md", Found::Text(&file))], &budgets).files[0]
+            .text
+            .clone();
+        let tail = cut_tail(&file, &injected).unwrap();
+        assert!(
+            tail.chars > 0 && tail.preview.starts_with("- one fact"),
+            "{tail:?}"
+        );
     }
 
     #[test]

@@ -17,7 +17,10 @@ use std::time::Duration;
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
 /// Longest request head read.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection may take to send its request head: one at a time
+/// is served, so a silent or trickling client must not hold the page up.
+const HEAD_DEADLINE: Duration = Duration::from_secs(2);
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Resolves `--serve`'s address, refusing anything but loopback.
 pub fn loopback_addr(text: &str) -> anyhow::Result<SocketAddr> {
@@ -86,7 +89,9 @@ pub fn route(head: &str, port: u16) -> Route {
 }
 
 /// Serves the page from `listener` until `max_requests` requests were
-/// answered (forever without). `page` renders the page for one request.
+/// answered (forever without): a connection that sends no request head in
+/// time (a browser's spare socket, say) is closed and not counted. `page`
+/// renders the page for one request.
 pub fn serve(
     listener: TcpListener,
     max_requests: Option<u32>,
@@ -98,26 +103,34 @@ pub fn serve(
         let (stream, _) = match listener.accept() {
             Ok(connection) => connection,
             Err(error) => {
+                // Out of descriptors, say: wait instead of spinning.
                 eprintln!("memory-harness report: a connection failed: {error}");
+                std::thread::sleep(Duration::from_millis(200));
                 continue;
             }
         };
-        if let Err(error) = answer(stream, port, &mut page) {
-            eprintln!("memory-harness report: a request failed: {error:#}");
+        match answer(stream, port, &mut page) {
+            Ok(true) => answered += 1,
+            Ok(false) => {}
+            Err(error) => {
+                eprintln!("memory-harness report: a request failed: {error:#}");
+                answered += 1;
+            }
         }
-        answered += 1;
     }
     Ok(())
 }
 
+/// Answers one connection; `false` when it sent no request to answer.
 fn answer(
     mut stream: TcpStream,
     port: u16,
     page: &mut impl FnMut() -> anyhow::Result<String>,
-) -> anyhow::Result<()> {
-    stream.set_read_timeout(Some(READ_TIMEOUT))?;
-    stream.set_write_timeout(Some(READ_TIMEOUT))?;
-    let head = read_head(&mut stream)?;
+) -> anyhow::Result<bool> {
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let Some(head) = read_head(&mut stream)? else {
+        return Ok(false);
+    };
     let (status, body, extra) = match route(&head, port) {
         Route::Page => match page() {
             Ok(html) => ("200 OK", html, ""),
@@ -152,25 +165,40 @@ fn answer(
     )?;
     stream.write_all(body.as_bytes())?;
     stream.flush()?;
-    Ok(())
+    Ok(true)
 }
 
-/// Reads the request head (up to the blank line); the body, if any, is
-/// not needed.
-fn read_head(stream: &mut TcpStream) -> anyhow::Result<String> {
+/// Reads the request head (up to the blank line) within `HEAD_DEADLINE`;
+/// the body, if any, is not needed. `None` when the client sent nothing
+/// before closing or the deadline.
+fn read_head(stream: &mut TcpStream) -> anyhow::Result<Option<String>> {
+    let deadline = std::time::Instant::now() + HEAD_DEADLINE;
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
         if head.len() > MAX_HEAD_BYTES {
             bail!("the request head is over {MAX_HEAD_BYTES} bytes");
         }
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
             break;
         }
-        head.extend_from_slice(&buf[..n]);
+        stream.set_read_timeout(Some(left))?;
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
-    Ok(String::from_utf8_lossy(&head).into_owned())
+    Ok((!head.is_empty()).then(|| String::from_utf8_lossy(&head).into_owned()))
 }
 
 fn message_page(message: &str) -> String {

@@ -2,12 +2,16 @@
 // locking mode over a VFS without cross-process locks, so a second process
 // must be refused, not let in. Node has no flock, so the lock is a file
 // created exclusively that names its holder; a holder that is gone leaves a
-// stale file, which the next process takes over.
+// stale file, which the next process takes over. The wasmtime harness
+// (memory-harness) takes its own lock, `.memory/harness.lock`, an OS file
+// lock whose file names its holder while held: a workspace it is using is
+// refused here, as it refuses one this host is using.
 
 import fs from "node:fs";
 import path from "node:path";
 
 const LOCK_NAME = "js-host.lock";
+const HARNESS_LOCK_NAME = "harness.lock";
 /** Lock files this process holds: a file naming our pid that is not here is a previous process's (same pid after a restart). */
 const heldHere = new Set();
 
@@ -25,6 +29,12 @@ export function acquireWorkspaceLock(workspaceDir) {
   const dir = path.join(workspaceDir, ".memory");
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, LOCK_NAME);
+  const harness = Number(/^pid (\d+)\s*$/.exec(safeRead(path.join(dir, HARNESS_LOCK_NAME)))?.[1]);
+  if (harness && harness !== process.pid && alive(harness)) {
+    throw new Error(
+      `memory-harness (pid ${harness}) is using the memory index of ${workspaceDir}; wait for it to finish, then retry`,
+    );
+  }
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       fs.writeFileSync(file, `pid ${process.pid}\n`, { flag: "wx" });

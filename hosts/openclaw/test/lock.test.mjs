@@ -19,6 +19,15 @@ test("one holder per workspace; stale files (even naming our own pid) are taken 
     acquireWorkspaceLock(workspace)();
     fs.writeFileSync(file, ""); // created a moment ago, not yet written
     assert.throws(() => acquireWorkspaceLock(workspace), /is opening/);
+    fs.rmSync(file);
+    // memory-harness holds the workspace (its lock names a live process: our parent).
+    const harness = path.join(workspace, ".memory", "harness.lock");
+    fs.writeFileSync(harness, `pid ${process.ppid}`);
+    assert.throws(() => acquireWorkspaceLock(workspace), /memory-harness \(pid \d+\) is using/);
+    fs.writeFileSync(harness, ""); // released: it names no holder
+    acquireWorkspaceLock(workspace)();
+    fs.writeFileSync(harness, "pid 999999999"); // a harness killed while holding it
+    acquireWorkspaceLock(workspace)();
   } finally {
     fs.rmSync(workspace, { recursive: true, force: true });
   }

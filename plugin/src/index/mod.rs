@@ -177,6 +177,39 @@ impl Index {
         }
     }
 
+    /// Opens an existing, current index for reading only: nothing is
+    /// created, recreated or repaired. `Err` says why it cannot be read as
+    /// it is (missing, damaged, another schema or tokenizer).
+    pub fn open_read_only(path: &Path, tokenizer: FtsTokenizer) -> Result<Index, String> {
+        if !path.is_file() {
+            return Err("there is no index yet".into());
+        }
+        let conn = Connection::open_read_only(path).map_err(|e| e.to_string())?;
+        conn.execute_batch("PRAGMA query_only = ON; PRAGMA cache_size = -32768;")
+            .map_err(|e| e.to_string())?;
+        conn.register_fts5_rank().map_err(|e| e.to_string())?;
+        let index = Index {
+            conn,
+            path: path.to_path_buf(),
+            tokenizer,
+            next_sequence: std::cell::Cell::new(None),
+        };
+        if let Some(problem) = index.schema_problem().map_err(|e| e.to_string())? {
+            return Err(format!("the index needs rebuilding: {problem}"));
+        }
+        for table in ["entries_fts", "windows_fts"] {
+            index
+                .conn
+                .query_row(
+                    &format!("SELECT count(*) FROM {table} WHERE {table} MATCH 'probe'"),
+                    &[],
+                    |_| Ok(()),
+                )
+                .map_err(|e| format!("the index is damaged: {e}"))?;
+        }
+        Ok(index)
+    }
+
     fn open_checked(
         path: &Path,
         tokenizer: FtsTokenizer,
@@ -829,7 +862,6 @@ impl Index {
             .unwrap_or(0))
     }
 
-    /// Entries per (source class, session kind).
     /// Entries by the UTC day they were observed, source class and session
     /// kind.
     pub fn provenance_by_day(&self) -> Result<Vec<DayProvenance>, DbError> {
@@ -849,6 +881,7 @@ impl Index {
         )
     }
 
+    /// Entries per (source class, session kind).
     pub fn provenance_counts(&self) -> Result<Vec<(String, String, u32)>, DbError> {
         self.conn.query(
             "SELECT origin_class, session_kind, count(*) FROM provenance GROUP BY 1, 2 ORDER BY 1, 2",
@@ -962,6 +995,35 @@ mod tests {
             problems: Vec::new(),
             chunks,
         }
+    }
+
+    #[test]
+    fn a_read_only_index_is_never_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        let missing = Index::open_read_only(&path, FtsTokenizer::Unicode61)
+            .err()
+            .unwrap();
+        assert!(missing.contains("no index"), "{missing}");
+        assert!(!path.exists());
+        drop(Index::open(&path, FtsTokenizer::Unicode61).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let index = Index::open_read_only(&path, FtsTokenizer::Unicode61).unwrap();
+        assert_eq!(index.revision().unwrap(), 0);
+        assert!(
+            index.bump_revision().is_err(),
+            "a read-only index took a write"
+        );
+        drop(index);
+        // Another tokenizer would mean a rebuild: refused instead.
+        let other = Index::open_read_only(&path, FtsTokenizer::Trigram)
+            .err()
+            .unwrap();
+        assert!(
+            other.contains("needs rebuilding") && other.contains("tokenizer"),
+            "{other}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 
     #[test]

@@ -677,4 +677,47 @@ mod tests {
             }]
         );
     }
+
+    #[test]
+    fn a_read_only_ledger_is_read_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provenance.sqlite");
+        assert!(Ledger::open_read_only(&path, None)
+            .err()
+            .unwrap()
+            .contains("no provenance ledger"));
+        let ledger = Ledger::open(&path, None, 0).unwrap();
+        let id = ledger.id().to_string();
+        ledger
+            .record_sweep(5, "deterministic", None, &[promotion("memory/a.md")])
+            .unwrap();
+        drop(ledger);
+        std::fs::remove_file(dir.path().join(super::super::SIGNALS_FILE_NAME)).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // No recall store yet: read as empty, not created.
+        let read = Ledger::open_read_only(&path, Some(&id)).unwrap();
+        assert_eq!(read.promotions(10).unwrap().len(), 1);
+        assert!(read.recall_days().unwrap().is_empty() && read.lost().is_none());
+        assert!(
+            read.log_sweep(&SweepLogEntry::default()).is_err(),
+            "a read-only ledger took a write"
+        );
+        drop(read);
+        assert!(!dir.path().join(super::super::SIGNALS_FILE_NAME).exists());
+        // Another ledger than the index knew: lost, but only in what it says.
+        let other = Ledger::open_read_only(&path, Some("someone-else")).unwrap();
+        assert!(other.lost().unwrap().contains("replaced"));
+        drop(other);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        // A ledger from before the sweep log is refused, not migrated.
+        crate::sqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DROP TABLE sweep_log;")
+            .unwrap();
+        let refused = Ledger::open_read_only(&path, None).err().unwrap();
+        assert!(
+            refused.contains("predates this version") && refused.contains("sweep_log.id"),
+            "{refused}"
+        );
+    }
 }

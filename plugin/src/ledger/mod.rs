@@ -73,11 +73,7 @@ fn add_missing_columns(
     table: &str,
     columns: &[(&str, &str)],
 ) -> Result<(), DbError> {
-    let present = conn.query(
-        "SELECT name FROM pragma_table_info(?1)",
-        &[Value::Text(table)],
-        |r| Ok(r.get_text(0)),
-    )?;
+    let present = columns_of(conn, table)?;
     for (name, declaration) in columns {
         if !present.iter().any(|p| p == name) {
             conn.execute_batch(&format!(
@@ -88,7 +84,103 @@ fn add_missing_columns(
     Ok(())
 }
 
+fn columns_of(conn: &Connection, table: &str) -> Result<Vec<String>, DbError> {
+    conn.query(
+        "SELECT name FROM pragma_table_info(?1)",
+        &[Value::Text(table)],
+        |r| Ok(r.get_text(0)),
+    )
+}
+
+/// Tables and columns this version reads that an older ledger or recall
+/// store lacks until `Ledger::open` migrates it.
+const LEDGER_NEEDS: &[(&str, &[&str])] = &[
+    ("sweep_log", &["id", "refusal_kind"]),
+    (
+        "promotions",
+        &["citation", "source_class", "session_kind", "fact"],
+    ),
+    ("intents", &["trigger_vector"]),
+];
+const SIGNALS_NEED: &[(&str, &[&str])] = &[("recall_days", &["hits"])];
+
+/// What `needs` lists that `conn` lacks, as `table.column`.
+fn missing(conn: &Connection, needs: &[(&str, &[&str])]) -> Result<Vec<String>, DbError> {
+    let mut out = Vec::new();
+    for (table, columns) in needs {
+        let present = columns_of(conn, table)?;
+        for column in *columns {
+            if !present.iter().any(|p| p == column) {
+                out.push(format!("{table}.{column}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl Ledger {
+    /// Opens an existing ledger (and its recall store, if there is one) for
+    /// reading only: nothing is created, migrated, set aside or marked.
+    /// `Err` says why it cannot be read as it is.
+    pub fn open_read_only(path: &Path, expected_id: Option<&str>) -> Result<Ledger, String> {
+        if !path.is_file() {
+            return Err("there is no provenance ledger yet".into());
+        }
+        let read_only = |p: &Path| -> Result<Connection, String> {
+            let conn = Connection::open_read_only(p).map_err(|e| e.to_string())?;
+            conn.execute_batch("PRAGMA query_only = ON;")
+                .map_err(|e| e.to_string())?;
+            Ok(conn)
+        };
+        let conn = read_only(path)?;
+        let old = |what: Vec<String>, file: &str| {
+            format!(
+                "{file} predates this version (it lacks {}); any command that writes (`index`) upgrades it",
+                what.join(", ")
+            )
+        };
+        let lacking = missing(&conn, LEDGER_NEEDS).map_err(|e| e.to_string())?;
+        if !lacking.is_empty() {
+            return Err(old(lacking, "the provenance ledger"));
+        }
+        let signals_path = path.with_file_name(SIGNALS_FILE_NAME);
+        let signals = if signals_path.is_file() {
+            let signals = read_only(&signals_path)?;
+            let lacking = missing(&signals, SIGNALS_NEED).map_err(|e| e.to_string())?;
+            if !lacking.is_empty() {
+                return Err(old(lacking, "the recall store"));
+            }
+            signals
+        } else {
+            // Nothing recalled yet: an empty store, in memory.
+            let signals = Connection::open_in_memory().map_err(|e| e.to_string())?;
+            signals
+                .execute_batch(SIGNALS_SCHEMA)
+                .map_err(|e| e.to_string())?;
+            signals
+        };
+        let mut ledger = Ledger {
+            conn,
+            signals,
+            id: String::new(),
+            lost: None,
+        };
+        ledger.id = ledger
+            .meta("id")
+            .map_err(|e| e.to_string())?
+            .ok_or("the provenance ledger has no id")?;
+        ledger.lost = ledger.meta("lost").map_err(|e| e.to_string())?;
+        if let Some(expected) = expected_id {
+            if ledger.lost.is_none() && expected != ledger.id {
+                ledger.lost = Some(format!(
+                    "the provenance ledger was replaced (expected {expected}, found {})",
+                    ledger.id
+                ));
+            }
+        }
+        Ok(ledger)
+    }
+
     /// Opens the ledger at `path`. `expected_id` is the ledger id the index
     /// last saw: when a ledger existed before and this one is new (deleted,
     /// or damaged and set aside), the new ledger is marked lost.

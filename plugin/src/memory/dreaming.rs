@@ -198,6 +198,7 @@ impl Candidate {
 impl Memory {
     /// See the WIT `dream.run`.
     pub fn dream(&mut self, request: &DreamRequest) -> Result<DreamReport> {
+        self.writable("dream.run (even a dry run syncs first)")?;
         request
             .gates
             .validate()
@@ -295,13 +296,12 @@ impl Memory {
         candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
         report.candidates = candidates.into_iter().map(view).collect();
         if !request.dry_run {
-            self.ledger
-                .log_sweep(&log_entry(&report, now))
-                .map_err(|e| {
-                    MemoryError::Index(format!(
-                        "the sweep ran, but its entry in the sweep log could not be recorded: {e}"
-                    ))
-                })?;
+            // The sweep's work is done and durable (MEMORY.md, its pre-image
+            // and promotions, DREAMS.md): a log entry that cannot be written
+            // costs the review page a row, never the sweep's report.
+            if let Err(e) = self.ledger.log_sweep(&log_entry(&report, now)) {
+                eprintln!("memory-core: the sweep ran, but its sweep-log entry could not be recorded: {e}");
+            }
         }
         Ok(report)
     }
@@ -738,6 +738,7 @@ impl Memory {
 
     /// See the WIT `dream.rollback`.
     pub fn dream_rollback(&mut self, context: &TurnContext) -> Result<RollbackReport> {
+        self.writable("dream.rollback")?;
         if !context.sender_is_owner {
             return Err(MemoryError::AccessDenied(
                 "only the owner can roll back a sweep".into(),

@@ -77,6 +77,7 @@ impl Lane1Entry {
 impl Memory {
     /// See the WIT `inject.trigger-inject`.
     pub fn inject(&mut self, request: &InjectRequest) -> Result<InjectResult> {
+        self.writable("trigger-inject (it spends intent fires)")?;
         self.with_repair(|m| m.inject_once(request))
     }
 

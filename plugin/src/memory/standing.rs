@@ -67,6 +67,7 @@ impl Memory {
         spec: &IntentSpec,
         context: &TurnContext,
     ) -> Result<CreateResult> {
+        self.writable("intents.create")?;
         owner_only(context, "create")?;
         // Intents are not Markdown: fold to one line, no comment escaping.
         let text = fold(&spec.text);
@@ -248,6 +249,7 @@ impl Memory {
 
     /// See the WIT `intents.cancel`.
     pub fn cancel_intent(&mut self, id: i64, context: &TurnContext) -> Result<IntentView> {
+        self.writable("intents.cancel")?;
         owner_only(context, "cancel")?;
         if !self.ledger.cancel_intent(id).map_err(MemoryError::from)? {
             return Err(MemoryError::NotFound(format!("no intent {id}")));
@@ -270,6 +272,7 @@ impl Memory {
     /// See the WIT `intents.due`: time-based intents due at `at_ms`, each
     /// spending one fire (the host's scheduler delivers them).
     pub fn due_intents(&mut self, at_ms: i64) -> Result<Vec<IntentView>> {
+        self.writable("intents.due")?;
         let due: Vec<Intent> = self
             .intents_loaded()?
             .iter()
@@ -394,6 +397,7 @@ impl Memory {
         expected_hash: &str,
         context: &TurnContext,
     ) -> Result<UserModel> {
+        self.writable("user.set")?;
         if !context.sender_is_owner {
             return Err(MemoryError::AccessDenied(
                 "only the owner can change USER.md".into(),

@@ -114,6 +114,7 @@ pub(super) struct NewEntry {
 impl Memory {
     /// Appends one observation to today's daily note. See the WIT `write.note`.
     pub fn note(&mut self, request: &NoteRequest) -> Result<WriteReport> {
+        self.writable("note")?;
         let kind = session_kind_of(&request.context)?;
         // The limit counts what the caller wrote (whitespace folded), not the
         // escapes added to neutralise comment delimiters.
@@ -175,6 +176,7 @@ impl Memory {
     /// The pre-compaction memory flush. See the WIT `write.flush`. Never
     /// raises for a model problem: it reports it and writes nothing.
     pub fn flush(&mut self, request: &FlushRequest) -> Result<FlushReport> {
+        self.writable("flush")?;
         let not_due = |reason: String| {
             Ok(FlushReport {
                 due: false,
@@ -332,6 +334,7 @@ impl Memory {
     /// Takes a finished session's transcript in as evidence. See the WIT
     /// `write.ingest`.
     pub fn ingest(&mut self, request: &IngestRequest) -> Result<IngestReport> {
+        self.writable("ingest")?;
         let kind = session_kind_of(&request.context)?;
         let session = request.session_id.trim();
         if session.is_empty() {
@@ -431,6 +434,7 @@ impl Memory {
     /// Removes everything a session wrote and tombstones it. See the WIT
     /// `write.forget`.
     pub fn forget(&mut self, request: &ForgetRequest) -> Result<ForgetReport> {
+        self.writable("forget")?;
         let session = request.session_id.trim();
         if session.is_empty() {
             return Err(MemoryError::InvalidInput("the session id is empty".into()));

@@ -133,28 +133,41 @@ pub struct Connection {
     cache: RefCell<HashMap<String, NonNull<ffi::sqlite3_stmt>>>,
 }
 
+fn utf8(path: &Path) -> Result<&str, DbError> {
+    path.to_str()
+        .ok_or_else(|| DbError::misuse(format!("database path is not UTF-8: {path:?}")))
+}
+
 impl Connection {
     /// Opens (creating if missing) the database file at `path`.
     pub fn open(path: &Path) -> Result<Connection, DbError> {
-        let path = path
-            .to_str()
-            .ok_or_else(|| DbError::misuse(format!("database path is not UTF-8: {path:?}")))?;
-        Connection::open_with(path)
+        Connection::open_with(
+            utf8(path)?,
+            ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
+        )
+    }
+
+    /// Opens the existing database file at `path` for reading only: SQLite
+    /// refuses every write with `SQLITE_READONLY`.
+    pub fn open_read_only(path: &Path) -> Result<Connection, DbError> {
+        Connection::open_with(utf8(path)?, ffi::SQLITE_OPEN_READONLY)
     }
 
     /// Opens a private, empty in-memory database.
     pub fn open_in_memory() -> Result<Connection, DbError> {
-        Connection::open_with(":memory:")
+        Connection::open_with(
+            ":memory:",
+            ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
+        )
     }
 
-    fn open_with(name: &str) -> Result<Connection, DbError> {
+    fn open_with(name: &str, flags: c_int) -> Result<Connection, DbError> {
         #[cfg(target_arch = "wasm32")]
         wasi_vfs::ensure_registered()?;
 
         let c_name = CString::new(name)
             .map_err(|_| DbError::misuse(format!("database path contains NUL: {name:?}")))?;
         let mut db = ptr::null_mut();
-        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE;
         let rc = unsafe { ffi::sqlite3_open_v2(c_name.as_ptr(), &mut db, flags, ptr::null()) };
         let Some(db) = NonNull::new(db) else {
             return Err(DbError {
