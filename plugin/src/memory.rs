@@ -250,7 +250,6 @@ impl Memory {
     }
 
     fn rebuild(&mut self, reason: &str) -> Result<()> {
-        self.writable("rebuilding the index")?;
         self.index
             .reset()
             .map_err(|e| MemoryError::Index(format!("cannot rebuild the index: {e}")))?;

@@ -65,9 +65,11 @@ pub struct Gathered {
     pub gates: crate::host::wit_dream::DreamGates,
 }
 
-/// Gathers the page's data from `resolved.workspace` at `now_ms`. Refuses a
-/// workspace without a ledger and an index: opening one would create them,
-/// and there would be nothing to review.
+/// Gathers the page's data from `resolved.workspace` at `now_ms`. A
+/// workspace without a ledger and an index has nothing to review: it is
+/// refused here, before the workspace lock would create `.memory/` (the
+/// component's read-only open refuses an index or ledger that is not
+/// current, saying why).
 pub fn gather(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Gathered> {
     let workspace = &resolved.workspace;
     for file in [".memory/provenance.sqlite", ".memory/index.sqlite"] {

@@ -92,24 +92,53 @@ fn columns_of(conn: &Connection, table: &str) -> Result<Vec<String>, DbError> {
     )
 }
 
-/// Tables and columns this version reads that an older ledger or recall
-/// store lacks until `Ledger::open` migrates it.
-const LEDGER_NEEDS: &[(&str, &[&str])] = &[
-    ("sweep_log", &["id", "refusal_kind"]),
+/// Columns (name, declaration) added to a table after it first shipped:
+/// `Ledger::open` migrates them in, `Ledger::open_read_only` requires them.
+type Migrations = &'static [(&'static str, &'static [(&'static str, &'static str)])];
+const LEDGER_MIGRATIONS: Migrations = &[
+    (
+        "intents",
+        &[("trigger_model", "TEXT"), ("trigger_vector", "BLOB")],
+    ),
     (
         "promotions",
-        &["citation", "source_class", "session_kind", "fact"],
+        &[
+            ("citation", "TEXT"),
+            ("source_class", "TEXT"),
+            ("session_kind", "TEXT"),
+            ("fact", "TEXT"),
+        ],
     ),
-    ("intents", &["trigger_vector"]),
 ];
-const SIGNALS_NEED: &[(&str, &[&str])] = &[("recall_days", &["hits"])];
+const SIGNALS_MIGRATIONS: Migrations =
+    &[("recall_days", &[("hits", "INTEGER NOT NULL DEFAULT 1")])];
+/// Tables added to the ledger after it first shipped (the schema creates
+/// them when missing).
+const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log"];
 
-/// What `needs` lists that `conn` lacks, as `table.column`.
-fn missing(conn: &Connection, needs: &[(&str, &[&str])]) -> Result<Vec<String>, DbError> {
+fn migrate(conn: &Connection, migrations: Migrations) -> Result<(), DbError> {
+    for (table, columns) in migrations {
+        add_missing_columns(conn, table, columns)?;
+    }
+    Ok(())
+}
+
+/// What an older database lacks of `tables` and `migrations`, as `table` or
+/// `table.column`.
+fn missing(
+    conn: &Connection,
+    tables: &[&str],
+    migrations: Migrations,
+) -> Result<Vec<String>, DbError> {
     let mut out = Vec::new();
-    for (table, columns) in needs {
+    for table in tables {
+        if columns_of(conn, table)?.is_empty() {
+            out.push(table.to_string());
+        }
+    }
+    for (table, columns) in migrations {
         let present = columns_of(conn, table)?;
-        for column in *columns {
+        for (column, _) in *columns {
             if !present.iter().any(|p| p == column) {
                 out.push(format!("{table}.{column}"));
             }
@@ -139,14 +168,15 @@ impl Ledger {
                 what.join(", ")
             )
         };
-        let lacking = missing(&conn, LEDGER_NEEDS).map_err(|e| e.to_string())?;
+        let lacking =
+            missing(&conn, LEDGER_TABLES_ADDED, LEDGER_MIGRATIONS).map_err(|e| e.to_string())?;
         if !lacking.is_empty() {
             return Err(old(lacking, "the provenance ledger"));
         }
         let signals_path = path.with_file_name(SIGNALS_FILE_NAME);
         let signals = if signals_path.is_file() {
             let signals = read_only(&signals_path)?;
-            let lacking = missing(&signals, SIGNALS_NEED).map_err(|e| e.to_string())?;
+            let lacking = missing(&signals, &[], SIGNALS_MIGRATIONS).map_err(|e| e.to_string())?;
             if !lacking.is_empty() {
                 return Err(old(lacking, "the recall store"));
             }
@@ -239,11 +269,7 @@ impl Ledger {
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
         )?;
         conn.execute_batch(SIGNALS_SCHEMA)?;
-        add_missing_columns(
-            &conn,
-            "recall_days",
-            &[("hits", "INTEGER NOT NULL DEFAULT 1")],
-        )?;
+        migrate(&conn, SIGNALS_MIGRATIONS)?;
         conn.query_row("SELECT count(*) FROM recall_entries", &[], |_| Ok(()))?;
         Ok(conn)
     }
@@ -255,21 +281,7 @@ impl Ledger {
         )?;
         conn.execute_batch(SCHEMA)?;
         // Ledgers are never rebuilt: columns added later are migrated in.
-        add_missing_columns(
-            &conn,
-            "intents",
-            &[("trigger_model", "TEXT"), ("trigger_vector", "BLOB")],
-        )?;
-        add_missing_columns(
-            &conn,
-            "promotions",
-            &[
-                ("citation", "TEXT"),
-                ("source_class", "TEXT"),
-                ("session_kind", "TEXT"),
-                ("fact", "TEXT"),
-            ],
-        )?;
+        migrate(&conn, LEDGER_MIGRATIONS)?;
         conn.query_row("SELECT count(*) FROM segments", &[], |_| Ok(()))?;
         Ok(conn)
     }

@@ -222,7 +222,8 @@ impl Memory {
                 )
             })?,
         };
-        let mut candidates = self.gather(&memory_text, &request.gates, now)?;
+        let records = self.ledger.recall_records()?;
+        let mut candidates = self.gather(records, &memory_text, &request.gates, now)?;
         let mut report = DreamReport {
             sweep: 0,
             phases: phases.clone(),
@@ -306,21 +307,19 @@ impl Memory {
         Ok(report)
     }
 
-    /// The deep phase's candidates as a sweep would see them now, without
-    /// syncing the index first (the review page reads, never writes), each
-    /// with whether the light phase would stage it. Best first.
+    /// The deep phase's candidates among `records` as a sweep would see them
+    /// now against `memory_text`, without syncing the index first (the review
+    /// page reads, never writes), each with whether the light phase would
+    /// stage it. Best first.
     pub(super) fn candidates_now(
         &mut self,
+        records: Vec<RecallRecord>,
+        memory_text: &str,
         gates: &Gates,
         now: i64,
     ) -> Result<Vec<(CandidateView, bool)>> {
         gates.validate().map_err(MemoryError::InvalidInput)?;
-        let memory_text = self
-            .workspace
-            .read_root_file(layout::MEMORY_FILE)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let mut candidates = self.gather(&memory_text, gates, now)?;
+        let mut candidates = self.gather(records, memory_text, gates, now)?;
         candidates.sort_by(|a, b| {
             b.scored
                 .score
@@ -379,8 +378,13 @@ impl Memory {
 
     /// Every recorded entry, rehydrated, checked and scored, with the verdict
     /// of the first check it fails (or `Promoted` for the best that pass).
-    fn gather(&mut self, memory_text: &str, gates: &Gates, now: i64) -> Result<Vec<Candidate>> {
-        let records = self.ledger.recall_records()?;
+    fn gather(
+        &mut self,
+        records: Vec<RecallRecord>,
+        memory_text: &str,
+        gates: &Gates,
+        now: i64,
+    ) -> Result<Vec<Candidate>> {
         let mut files: HashMap<String, Option<LiveFile>> = HashMap::new();
         let mut out = Vec::with_capacity(records.len());
         for record in records {

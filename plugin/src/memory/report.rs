@@ -14,7 +14,7 @@ use crate::error::{MemoryError, Result};
 use crate::index::ChunkRow;
 use crate::layout::{self, Date};
 pub use crate::ledger::RecallDay;
-use crate::ledger::{PromotionRecord, SweepLogRecord};
+use crate::ledger::{PromotionRecord, RecallRecord, SweepLogRecord};
 use crate::markdown;
 use std::collections::HashMap;
 
@@ -166,7 +166,27 @@ impl Memory {
             .map(sweep_view)
             .collect();
 
-        let all = self.candidates_now(&request.gates, request.now_ms)?;
+        let memory_text = self
+            .workspace
+            .read_root_file(layout::MEMORY_FILE)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        // Read once: the most recalled are shown, all of them are candidates.
+        let records = self.ledger.recall_records().map_err(db)?;
+        let recalled_total = records.len() as u32;
+        let mut most_recalled: Vec<&RecallRecord> = records.iter().collect();
+        most_recalled.sort_by(|a, b| {
+            (b.recalls, b.last_recalled_at)
+                .cmp(&(a.recalls, a.last_recalled_at))
+                .then(a.path.cmp(&b.path))
+                .then(a.start_line.cmp(&b.start_line))
+        });
+        let most_recalled: Vec<RecallRecord> = most_recalled
+            .into_iter()
+            .take(request.max_recalled as usize)
+            .cloned()
+            .collect();
+        let all = self.candidates_now(records, &memory_text, &request.gates, request.now_ms)?;
         let candidates_total = all.len() as u32;
         let candidates = all
             .into_iter()
@@ -179,11 +199,6 @@ impl Memory {
             .collect();
 
         let mut rows = RowsByPath::default();
-        let memory_text = self
-            .workspace
-            .read_root_file(layout::MEMORY_FILE)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
         let curated: HashMap<String, String> = markdown::parse(&memory_text)
             .entries
             .into_iter()
@@ -212,18 +227,9 @@ impl Memory {
             })
             .collect();
 
-        let mut records = self.ledger.recall_records().map_err(db)?;
-        let recalled_total = records.len() as u32;
-        records.sort_by(|a, b| {
-            (b.recalls, b.last_recalled_at)
-                .cmp(&(a.recalls, a.last_recalled_at))
-                .then(a.path.cmp(&b.path))
-                .then(a.start_line.cmp(&b.start_line))
-        });
-        records.truncate(request.max_recalled as usize);
         let untrusted = self.untrusted_text().map_err(MemoryError::from)?;
-        let mut top_recalled = Vec::with_capacity(records.len());
-        for r in records {
+        let mut top_recalled = Vec::with_capacity(most_recalled.len());
+        for r in most_recalled {
             let row = rows.find(self, &r.path, &r.text_hash).map_err(db)?;
             let shown = row
                 .and_then(|row| row.provenance.as_ref())
