@@ -217,19 +217,24 @@ pub fn create_result(r: &wit_intents::CreateResult) -> Value {
     json!({"intent": r.intent.as_ref().map(intent), "wish": r.wish})
 }
 
+fn directive(d: &wit_user::Directive) -> Value {
+    json!({
+        "line": d.line,
+        "text": d.text,
+        "observed": d.observed,
+        "status": match d.status {
+            wit_user::DirectiveStatus::Active => "active",
+            wit_user::DirectiveStatus::Superseded => "superseded",
+        },
+    })
+}
+
 pub fn user_model(m: &wit_user::UserModel) -> Value {
     json!({
         "text": m.text,
         "hash": m.hash,
-        "directives": m.directives.iter().map(|d| json!({
-            "line": d.line,
-            "text": d.text,
-            "observed": d.observed,
-            "status": match d.status {
-                wit_user::DirectiveStatus::Active => "active",
-                wit_user::DirectiveStatus::Superseded => "superseded",
-            },
-        })).collect::<Vec<_>>(),
+        "directives": m.directives.iter().map(directive).collect::<Vec<_>>(),
+        "replaced": m.replaced.as_ref().map(directive),
     })
 }
 

@@ -33,6 +33,8 @@ pub struct Session {
     pub projects: crate::project::ActiveProjects,
     /// The configured dreaming gates.
     pub dream_gates: crate::host::wit_dream::DreamGates,
+    /// The owner's local offset from UTC at `now_ms`, in minutes.
+    pub utc_offset_minutes: i32,
     _lock: WorkspaceLock,
 }
 
@@ -61,6 +63,7 @@ impl Session {
             now_ms,
             projects: Default::default(),
             dream_gates: resolved.dream_gates,
+            utc_offset_minutes: 0,
             _lock: lock,
         })
     }
@@ -75,6 +78,7 @@ impl Session {
             sender: None,
             sender_is_owner: true,
             active_projects: self.projects.keys().to_vec(),
+            utc_offset_minutes: self.utc_offset_minutes,
         }
     }
 

@@ -63,6 +63,29 @@ pub struct TurnContext {
     pub sender: Option<String>,
     pub sender_is_owner: bool,
     pub active_projects: Vec<String>,
+    /// The owner's local offset from UTC at `now_ms`, in minutes.
+    pub utc_offset_minutes: i32,
+}
+
+/// Largest local offset accepted, in minutes (UTC−18:00 … UTC+18:00).
+pub const MAX_UTC_OFFSET_MINUTES: i32 = 18 * 60;
+
+impl TurnContext {
+    /// The turn's time shifted to the owner's wall clock (an offset outside
+    /// ±18 h is treated as 0: it cannot be a real zone).
+    pub fn local_ms(&self) -> i64 {
+        let offset = if self.utc_offset_minutes.abs() <= MAX_UTC_OFFSET_MINUTES {
+            self.utc_offset_minutes
+        } else {
+            0
+        };
+        self.now_ms + offset as i64 * 60_000
+    }
+
+    /// The owner's calendar date at the turn: daily notes are named by it.
+    pub fn local_date(&self) -> crate::layout::Date {
+        crate::layout::Date::from_ms(self.local_ms())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -622,23 +622,24 @@ impl wit_intents::Guest for Component {
     }
 }
 
+fn directive(d: crate::user_model::Directive) -> wit_user::Directive {
+    wit_user::Directive {
+        line: d.line,
+        text: d.text,
+        observed: d.observed.to_string(),
+        status: match d.status {
+            crate::user_model::Status::Active => wit_user::DirectiveStatus::Active,
+            crate::user_model::Status::Superseded => wit_user::DirectiveStatus::Superseded,
+        },
+    }
+}
+
 fn user_model(m: crate::memory::UserModel) -> wit_user::UserModel {
     wit_user::UserModel {
         text: m.text,
         hash: m.hash,
-        directives: m
-            .directives
-            .into_iter()
-            .map(|d| wit_user::Directive {
-                line: d.line,
-                text: d.text,
-                observed: d.observed.to_string(),
-                status: match d.status {
-                    crate::user_model::Status::Active => wit_user::DirectiveStatus::Active,
-                    crate::user_model::Status::Superseded => wit_user::DirectiveStatus::Superseded,
-                },
-            })
-            .collect(),
+        directives: m.directives.into_iter().map(directive).collect(),
+        replaced: m.replaced.map(directive),
     }
 }
 
@@ -1004,6 +1005,7 @@ fn turn_context(c: wit::TurnContext) -> core::TurnContext {
         sender: c.sender,
         sender_is_owner: c.sender_is_owner,
         active_projects: c.active_projects,
+        utc_offset_minutes: c.utc_offset_minutes,
     }
 }
 

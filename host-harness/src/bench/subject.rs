@@ -173,6 +173,7 @@ impl Native {
             sender: None,
             sender_is_owner: true,
             active_projects: Vec::new(),
+            utc_offset_minutes: 0,
         }
     }
 }

@@ -190,11 +190,14 @@ export function createResult(r) {
   return { intent: opt(r.intent, intent), wish: opt(r.wish) };
 }
 
+const directive = (d) => ({ line: d.line, text: d.text, observed: d.observed, status: d.status });
+
 export function userModel(m) {
   return {
     text: m.text,
     hash: m.hash,
-    directives: list(m.directives, (d) => ({ line: d.line, text: d.text, observed: d.observed, status: d.status })),
+    directives: list(m.directives, directive),
+    replaced: opt(m.replaced, directive),
   };
 }
 

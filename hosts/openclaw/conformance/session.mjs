@@ -73,6 +73,7 @@ export function openSession(scenario, workspace) {
           sender: undefined,
           senderIsOwner: true,
           activeProjects: this.projects.keys(),
+          utcOffsetMinutes: 0,
         };
       },
       async close() {

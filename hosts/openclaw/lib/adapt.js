@@ -34,6 +34,7 @@ export function contextOf(ctx = {}, nowMs = Date.now()) {
     sender: ctx.requesterSenderId ?? ctx.senderId ?? undefined,
     senderIsOwner: ctx.senderIsOwner === true,
     activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
+    utcOffsetMinutes: 0,
   };
 }
 

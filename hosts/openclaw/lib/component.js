@@ -425,5 +425,6 @@ export function turnContext(fields = {}) {
     sender: fields.sender ?? undefined,
     senderIsOwner: fields.senderIsOwner ?? true,
     activeProjects: fields.activeProjects ?? [],
+    utcOffsetMinutes: fields.utcOffsetMinutes ?? 0,
   };
 }

@@ -371,6 +371,8 @@ pub struct UserModel {
     pub text: String,
     pub hash: String,
     pub directives: Vec<crate::user_model::Directive>,
+    /// `user_set` only: the active directive the new one superseded.
+    pub replaced: Option<crate::user_model::Directive>,
 }
 
 impl Memory {
@@ -386,6 +388,7 @@ impl Memory {
             hash: crate::workspace::content_hash(text.as_bytes()),
             directives: crate::user_model::directives(&text),
             text,
+            replaced: None,
         })
     }
 
