@@ -250,6 +250,7 @@ pub fn flush_report(r: &wit_write::FlushReport) -> Value {
 pub fn ingest_report(r: &wit_write::IngestReport) -> Value {
     json!({
         "path": r.path,
+        "files": r.files,
         "messages_read": r.messages_read,
         "messages_written": r.messages_written,
         "messages_already_ingested": r.messages_already_ingested,

@@ -157,6 +157,22 @@ fn parse_importance(value: &str) -> Result<u8, String> {
     }
 }
 
+/// A project key as written in an annotation: semicolons escaped (`\;`)
+/// so one key can never become two; comment delimiters neutralised.
+pub fn escape_project_key(key: &str) -> String {
+    let key = key.replace("<!--", "&lt;!--").replace("-->", "--&gt;");
+    let mut escaped = String::new();
+    let mut previous = ' ';
+    for c in key.chars() {
+        if c == ';' && previous != '\\' {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+        previous = c;
+    }
+    escaped
+}
+
 /// Project keys are separated by unescaped semicolons; `\;` is a literal
 /// semicolon inside a key, so one key can never become two.
 pub fn split_project_keys(value: &str) -> Vec<String> {

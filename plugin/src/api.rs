@@ -52,6 +52,16 @@ pub struct Provenance {
     pub session_id: Option<String>,
     pub observed_at_ms: Option<i64>,
     pub supersedes_key: Option<String>,
+    /// A transcript line's author role (`user`, `assistant`, …) and the
+    /// prefix it was written with (`user (alice)`): recorded, never parsed
+    /// from the text. Internal; not in the WIT record.
+    pub role: Option<String>,
+    pub speaker: Option<String>,
+    /// Where the entry stands in the ledger's write order (internal; see
+    /// `crate::provenance::order_of_write`): an untrusted entry whose write
+    /// came before it may have been copied into it, one written after it
+    /// cannot have been. `None`: unknown.
+    pub order: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

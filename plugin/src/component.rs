@@ -431,6 +431,7 @@ impl wit_write::Guest for Component {
             .map_err(to_wit_error)?;
         Ok(wit_write::IngestReport {
             path: r.path,
+            files: r.files,
             messages_read: r.messages_read,
             messages_written: r.messages_written,
             messages_already_ingested: r.messages_already_ingested,

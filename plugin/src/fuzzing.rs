@@ -107,6 +107,7 @@ pub fn rewrite(input: &str) {
         may_retire: &none,
         untrusted: &untrusted,
         max_chars: 4_000,
+        projects: vec![("memory/a.md#L1-L1", Vec::new())],
     };
     if let Ok(text) = consolidate::validate_rewrite(input, &check, crate::memory::entry_hash) {
         assert!(text.contains("Source: memory/a.md#L1-L1"));

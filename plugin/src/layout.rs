@@ -135,6 +135,47 @@ pub fn memory_path(raw: &str) -> Result<MemoryPath, MemoryError> {
     }
 }
 
+/// The suffix of the file untrusted material of a note or transcript is
+/// written to, beside the trusted file: `memory/2026-12-03-untrusted.md`
+/// beside `memory/2026-12-03.md`. One file per class, so a web summary or a
+/// tool log never downgrades the file holding what the owner said.
+pub const UNTRUSTED_SUFFIX: &str = "-untrusted";
+pub const SYSTEM_SUFFIX: &str = "-system";
+
+/// Where content of `class` bound for `path` is written: owner and agent
+/// content in `path` itself, untrusted and system content in a sibling of
+/// its own class (`<stem>-untrusted.md`, `<stem>-system.md`).
+pub fn class_file(path: &MemoryPath, class: crate::api::SourceClass) -> MemoryPath {
+    use crate::api::SourceClass;
+    let suffix = match class {
+        SourceClass::Owner | SourceClass::Agent => return path.clone(),
+        SourceClass::Untrusted => UNTRUSTED_SUFFIX,
+        SourceClass::System => SYSTEM_SUFFIX,
+    };
+    let stem = path.as_str().strip_suffix(".md").unwrap_or(path.as_str());
+    // A name of at most 255 bytes: the stem gives way to the suffix.
+    let name_start = stem.rfind('/').map_or(0, |i| i + 1);
+    let room = 255 - ".md".len() - suffix.len();
+    let mut end = stem.len().min(name_start + room);
+    while !stem.is_char_boundary(end) {
+        end -= 1;
+    }
+    MemoryPath(format!("{}{suffix}.md", &stem[..end]))
+}
+
+/// The class a file's name declares: `…-untrusted.md` untrusted,
+/// `…-system.md` system. A cap, never a grant: it only ever lowers trust.
+pub fn class_named(path: &MemoryPath) -> Option<crate::api::SourceClass> {
+    let stem = path.as_str().strip_suffix(".md")?;
+    if stem.ends_with(UNTRUSTED_SUFFIX) {
+        Some(crate::api::SourceClass::Untrusted)
+    } else if stem.ends_with(SYSTEM_SUFFIX) {
+        Some(crate::api::SourceClass::System)
+    } else {
+        None
+    }
+}
+
 /// A calendar date (proleptic Gregorian), enough for daily-note names and
 /// recency; no time-zone logic, dates are UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -279,6 +320,27 @@ mod tests {
             memory_path("memory/2026-02-28x.md").unwrap().tier(),
             Tier::Note
         );
+    }
+
+    #[test]
+    fn untrusted_and_system_material_has_files_of_its_own() {
+        use crate::api::SourceClass as C;
+        let daily = memory_path("memory/2026-12-03.md").unwrap();
+        assert_eq!(class_file(&daily, C::Owner), daily);
+        assert_eq!(class_file(&daily, C::Agent), daily);
+        let untrusted = class_file(&daily, C::Untrusted);
+        assert_eq!(untrusted.as_str(), "memory/2026-12-03-untrusted.md");
+        assert_eq!(untrusted.tier(), Tier::Daily, "dated like its sibling");
+        assert_eq!(class_named(&untrusted), Some(C::Untrusted));
+        let session = memory_path("memory/2026-12-03-session-s1.md").unwrap();
+        let system = class_file(&session, C::System);
+        assert_eq!(system.as_str(), "memory/2026-12-03-session-s1-system.md");
+        assert_eq!(class_named(&system), Some(C::System));
+        assert_eq!(class_named(&daily), None);
+        let long = memory_path(&format!("memory/{}.md", "x".repeat(250))).unwrap();
+        let sibling = class_file(&long, C::Untrusted);
+        assert!(memory_path(sibling.as_str()).is_ok(), "still a valid name");
+        assert_eq!(class_named(&sibling), Some(C::Untrusted));
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod model;
 pub mod provenance;
 pub mod rank;
+pub mod statement;
 pub mod recall_agent;
 pub mod recall_intent;
 pub mod sqlite;

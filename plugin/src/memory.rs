@@ -342,6 +342,7 @@ impl Memory {
                 &trust,
             );
             record.problems.splice(0..0, content.problems);
+            self.order_operator_lines(&mut record.chunks)?;
             if embedder_ok {
                 if let Some(info) = &info {
                     if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
@@ -475,6 +476,34 @@ impl Memory {
         }
         self.index.set_vectors(&label, &ready)?;
         Ok(ready.len() as u32)
+    }
+
+    /// Gives the lines the component never wrote their place in the write
+    /// order: when the ledger first saw them (recorded now for new ones).
+    fn order_operator_lines(&self, chunks: &mut [ChunkRecord]) -> Attempt<()> {
+        let operator = |c: &ChunkRecord| {
+            c.provenance
+                .as_ref()
+                .is_some_and(|p| p.basis == ProvenanceBasis::OperatorFile)
+        };
+        let hashes: Vec<String> = chunks
+            .iter()
+            .filter(|c| operator(c))
+            .map(|c| entry_hash(&c.text))
+            .collect();
+        if hashes.is_empty() {
+            return Ok(());
+        }
+        let seen = self.ledger.first_seen(&hashes, !self.read_only)?;
+        for chunk in chunks.iter_mut().filter(|c| operator(c)) {
+            let order = seen
+                .get(&entry_hash(&chunk.text))
+                .map(|&last| crate::provenance::order_of_sighting(last));
+            if let Some(p) = chunk.provenance.as_mut() {
+                p.order = order;
+            }
+        }
+        Ok(())
     }
 
     /// What the ledger says about a file whose content hashes to `hash`; an
@@ -687,7 +716,7 @@ impl Memory {
                 .file_date
                 .as_deref()
                 .and_then(Date::parse)
-                .map(|d| (request.context.now_ms - d.midnight_ms()) as f64 / 86_400_000.0);
+                .map(|d| (request.context.local_ms() - d.midnight_ms()) as f64 / 86_400_000.0);
             candidates.push(Candidate {
                 id,
                 bm25: lexical.get(&id).copied(),
@@ -757,7 +786,7 @@ impl Memory {
                 })
             })
             .collect();
-        self.record_recalls(&recalls, query_key.as_deref(), request.context.now_ms);
+        self.record_recalls(&recalls, query_key.as_deref(), &request.context);
         Ok(SearchResult {
             hits,
             mode: if hybrid {
@@ -779,19 +808,21 @@ impl Memory {
                 return Ok(text.clone());
             }
         }
-        let text = std::rc::Rc::new(crate::dreaming::consolidate::UntrustedText::new(
-            &self.index.untrusted_entry_texts()?,
+        let text = std::rc::Rc::new(crate::dreaming::consolidate::UntrustedText::ordered(
+            &self.index.untrusted_entries()?,
         ));
         self.untrusted_text = Some((revision, text.clone()));
         Ok(text)
     }
 
     /// Records what a search or a read returned as recalled, for dreaming.
-    fn record_recalls(&self, rows: &[RecalledRow], query_key: Option<&str>, now_ms: i64) {
+    fn record_recalls(&self, rows: &[RecalledRow], query_key: Option<&str>, context: &TurnContext) {
+        let now_ms = context.now_ms;
         if rows.is_empty() || self.read_only {
             return;
         }
-        let day = Date::from_ms(now_ms).to_string();
+        // Days are the owner's: a recall at 23:30 local counts on that day.
+        let day = context.local_date().to_string();
         let recalls: Vec<crate::ledger::Recall<'_>> = rows
             .iter()
             .map(|r| crate::ledger::Recall {
@@ -947,7 +978,7 @@ impl Memory {
                     })
                     .collect();
                 if read.len() <= MAX_RECALLED_PER_READ {
-                    self.record_recalls(&read, None, context.now_ms);
+                    self.record_recalls(&read, None, context);
                 }
             }
         }
@@ -1054,13 +1085,31 @@ fn build_record(
 ) -> FileRecord {
     let parsed = markdown::parse(content);
     let tier = path.tier();
+    // A superseded USER.md directive reaches no lane: it keeps no trigger
+    // and no project key in the index (bootstrap leaves it out too).
+    let superseded: HashSet<u32> = if path.as_str() == layout::USER_FILE {
+        crate::user_model::directives(content)
+            .into_iter()
+            .filter(|d| d.status == crate::user_model::Status::Superseded)
+            .map(|d| d.line)
+            .collect()
+    } else {
+        HashSet::new()
+    };
     let date = path.date().map(|d| d.to_string());
     let date_ms = path.date().map(Date::midnight_ms);
     let mut chunks: Vec<ChunkRecord> = parsed
         .entries
         .into_iter()
-        .map(|e| ChunkRecord {
-            provenance: Some(entry_provenance(trust, &entry_hash(&e.text), date_ms)),
+        .map(|e| {
+            let retired = (e.start_line..=e.end_line).any(|n| superseded.contains(&n));
+            (e, retired)
+        })
+        .map(|(e, retired)| ChunkRecord {
+            provenance: Some(crate::provenance::capped(
+                entry_provenance(trust, &entry_hash(&e.text), date_ms),
+                layout::class_named(path),
+            )),
             kind: ChunkKind::Entry,
             start_line: e.start_line,
             end_line: e.end_line,
@@ -1069,8 +1118,8 @@ fn build_record(
             text: e.text,
             embedding: None,
             importance: e.annotations.importance,
-            triggers: e.annotations.triggers,
-            projects: e.annotations.projects,
+            triggers: if retired { None } else { e.annotations.triggers },
+            projects: if retired { Vec::new() } else { e.annotations.projects },
         })
         .collect();
     if tier == Tier::Daily {
@@ -1207,7 +1256,9 @@ fn shown_class(
     let trusted = matches!(class, SourceClass::Owner | SourceClass::Agent);
     if trusted && provenance.session_kind != SessionKind::Interactive {
         SourceClass::System
-    } else if trusted && untrusted.copied_by(&crate::dreaming::consolidate::fact_key(text)) {
+    } else if trusted
+        && untrusted.copied_by(&crate::dreaming::consolidate::fact_key(text), provenance.order)
+    {
         SourceClass::Untrusted
     } else {
         class

@@ -88,6 +88,27 @@ pub fn lowest(a: SourceClass, b: SourceClass) -> SourceClass {
     }
 }
 
+/// The write order of a line the component never wrote, first seen when
+/// the ledger's last segment was `last_segment`: it may be older, so every
+/// untrusted write up to then may have come first. Recorded entries are
+/// ordered by their own segment id; an untrusted write `u` came before an
+/// entry of order `o` when `u < o`.
+pub fn order_of_sighting(last_segment: i64) -> i64 {
+    last_segment + 1
+}
+
+/// Caps an entry's provenance at the class its file's name declares
+/// (`memory/…-untrusted.md`, `…-system.md`): lowering only, never raising,
+/// so a name can never make content more trusted than its record.
+pub fn capped(mut p: Provenance, cap: Option<SourceClass>) -> Provenance {
+    if let Some(cap) = cap {
+        p.source_class = lowest(p.source_class, cap);
+        p.file_class = lowest(p.file_class, cap);
+        p.promotable = promotable(p.source_class, p.file_class, p.session_kind);
+    }
+    p
+}
+
 /// Whether an entry may ever be promoted into the curated core: its own class
 /// and its file's class are both owner or agent, and it came from an
 /// interactive session. Trusted lines in a downgraded file are not promotable.
@@ -136,6 +157,9 @@ pub fn entry_provenance(
             session_id: None,
             observed_at_ms: file_date_ms,
             supersedes_key: None,
+            role: None,
+            speaker: None,
+            order: None,
         },
         FileTrust::Lost => Provenance {
             source_class: SourceClass::Untrusted,
@@ -146,6 +170,9 @@ pub fn entry_provenance(
             session_id: None,
             observed_at_ms: file_date_ms,
             supersedes_key: None,
+            role: None,
+            speaker: None,
+            order: None,
         },
         FileTrust::Recorded {
             file_class,
@@ -173,6 +200,9 @@ pub fn entry_provenance(
                 session_id: segment.and_then(|s| s.session_id.clone()),
                 observed_at_ms: segment.map(|s| s.observed_at).or(file_date_ms),
                 supersedes_key: segment.and_then(|s| s.supersedes_key.clone()),
+                role: segment.and_then(|s| s.speaker.as_ref()).map(|w| w.role.clone()),
+                speaker: segment.and_then(|s| s.speaker.as_ref()).map(|w| w.prefix.clone()),
+                order: segment.map(|s| s.id),
             }
         }
     }
@@ -184,6 +214,7 @@ mod tests {
 
     fn segment(hash: &str, class: SourceClass) -> Segment {
         Segment {
+            id: 1,
             text_hash: hash.into(),
             source_class: class,
             session_kind: SessionKind::Interactive,
@@ -191,6 +222,7 @@ mod tests {
             observed_at: 5,
             supersedes_key: Some("k".into()),
             written_by: "note",
+            speaker: None,
         }
     }
 

@@ -76,17 +76,104 @@ pub fn validate(text: &str) -> Result<String, String> {
     Ok(body)
 }
 
-/// Whether two directives are about the same behaviour: their first three
-/// words agree ("Always answer in English" / "Always answer in Spanish").
-fn same_behaviour(a: &str, b: &str) -> bool {
-    let head = |s: &str| {
-        s.split_whitespace()
-            .take(3)
-            .map(|w| w.to_lowercase())
-            .collect::<Vec<_>>()
+/// Words that say how, not what: the directive's polarity and hedges.
+const POLARITY: &[&str] = &[
+    "always", "never", "prefer", "please", "dont", "don't", "do", "not", "avoid", "stop",
+    "only", "rather", "instead", "anymore",
+];
+
+/// Verbs too general to tie two directives together on their own ("use
+/// tabs" / "use pnpm" are two behaviours).
+const GENERAL_VERBS: &[&str] = &["use", "make", "keep", "give", "be", "have", "get", "put", "add", "include", "do"];
+
+/// Words of one meaning, folded to one: a paraphrase is the same behaviour.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("reply", "answer"),
+    ("respond", "answer"),
+    ("write", "answer"),
+    ("speak", "answer"),
+    ("talk", "answer"),
+    ("utilize", "use"),
+    ("employ", "use"),
+    ("brief", "short"),
+    ("concise", "short"),
+    ("terse", "short"),
+    ("lengthy", "long"),
+    ("verbose", "long"),
+    ("response", "answer"),
+    ("message", "answer"),
+];
+
+/// Values that take each other's place: two directives that differ in one
+/// of these and agree otherwise set the same behaviour to another value.
+const VALUE_CLASSES: &[&[&str]] = &[
+    &[
+        "english", "spanish", "french", "german", "italian", "portuguese", "dutch", "chinese",
+        "mandarin", "japanese", "korean", "russian", "arabic", "hindi", "polish", "swedish",
+        "turkish", "ukrainian", "greek", "hebrew", "catalan",
+    ],
+    &["short", "long", "detail", "brief", "concise", "verbose", "thorough"],
+    &["bullet", "prose", "table", "markdown", "plain", "list", "paragraph"],
+    &["formal", "casual", "informal", "friendly"],
+    &["npm", "pnpm", "yarn", "bun"],
+    &["tab", "space"],
+    &["metric", "imperial"],
+];
+
+fn same_value_class(a: &str, b: &str) -> bool {
+    let stemmed = |w: &&str| crate::text::stem(w);
+    VALUE_CLASSES.iter().any(|class| {
+        let words: Vec<String> = class.iter().map(stemmed).collect();
+        words.iter().any(|w| w == a) && words.iter().any(|w| w == b)
+    })
+}
+
+/// What a directive is about: its content words (stemmed, synonyms folded)
+/// without its polarity ("Always"/"Never"/"Prefer"/"don't").
+fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
+    crate::text::tokens(text)
+        .filter(|t| !POLARITY.contains(&t.as_str()) && !crate::text::is_stop_word(t))
+        .map(|t| crate::text::stem(&t))
+        .map(|s| {
+            SYNONYMS
+                .iter()
+                .find(|(from, _)| crate::text::stem(from) == s)
+                .map_or(s, |(_, to)| to.to_string())
+        })
+        .collect()
+}
+
+/// How far two directives are about the same behaviour (0 = unrelated):
+/// the same subject with either polarity ("Always answer in English" /
+/// "Never answer in English"), one value changed ("… in Spanish", "Prefer
+/// short answers" / "Prefer detailed answers"), or a paraphrase ("reply" for
+/// "answer"). Two directives that share only a general verb ("use tabs" /
+/// "use pnpm") are different behaviours.
+pub fn same_behaviour(a: &str, b: &str) -> f32 {
+    let (a, b) = (behaviour(a), behaviour(b));
+    let shared: Vec<&String> = a.intersection(&b).collect();
+    if shared.is_empty() || a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let jaccard = shared.len() as f32 / a.union(&b).count() as f32;
+    if a == b || jaccard >= 0.5 {
+        return jaccard;
+    }
+    // One value changed: the words that differ are one on each side, and
+    // either they are values of one kind ("English" / "Spanish", "tabs" /
+    // "spaces") or two specific words around them agree.
+    let (only_a, only_b): (Vec<&String>, Vec<&String>) = (a.difference(&b).collect(), b.difference(&a).collect());
+    let specific = shared.iter().filter(|w| !GENERAL_VERBS.contains(&w.as_str())).count();
+    let one_value_changed = match (only_a.as_slice(), only_b.as_slice()) {
+        ([x], [y]) => same_value_class(x, y) || specific >= 2,
+        ([], [_]) | ([_], []) => specific >= 2,
+        _ => false,
     };
-    let (a, b) = (head(a), head(b));
-    a.len() == 3 && a == b
+    if one_value_changed {
+        jaccard
+    } else {
+        0.0
+    }
 }
 
 /// The directives of a `USER.md`: list items whose previous line is a
@@ -137,14 +224,35 @@ pub fn injectable(text: &str) -> String {
 }
 
 /// The new `USER.md` after setting a directive on `today`: superseding the
-/// active directive at `replaces` (its line) in place, or appending.
+/// active directive at `replaces` (its line) in place — or, without one,
+/// the active directive about the same behaviour (`same_behaviour`), which
+/// is returned — or appending.
 pub fn set(
     text: &str,
     directive: &str,
     replaces: Option<u32>,
     today: Date,
-) -> Result<String, String> {
+) -> Result<(String, Option<Directive>), String> {
     let body = validate(directive)?;
+    let active: Vec<Directive> = directives(text)
+        .into_iter()
+        .filter(|d| d.status == Status::Active)
+        .collect();
+    if replaces.is_none() && active.iter().any(|d| d.text == body) {
+        return Err("this directive is already active".into());
+    }
+    // A directive about the same behaviour is a change: it supersedes in
+    // place, never stands elsewhere. The closest wins; among equals, the
+    // latest.
+    let replaces = replaces.or_else(|| {
+        active
+            .iter()
+            .map(|d| (same_behaviour(&d.text, &body), d.line))
+            .filter(|(score, _)| *score > 0.0)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map(|(_, line)| line)
+    });
+    let replaced = replaces.and_then(|line| active.iter().find(|d| d.line == line).cloned());
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let new_lines = [status_line(today, Status::Active), format!("- {body}")];
     match replaces {
@@ -164,28 +272,13 @@ pub fn set(
             lines.splice(at..at, new_lines);
         }
         None => {
-            let active: Vec<Directive> = directives(text)
-                .into_iter()
-                .filter(|d| d.status == Status::Active)
-                .collect();
-            if active.iter().any(|d| d.text == body) {
-                return Err("this directive is already active".into());
-            }
-            // A directive about the same behaviour (same opening words) is a
-            // change: it must supersede in place, never stand elsewhere.
-            if let Some(d) = active.iter().find(|d| same_behaviour(&d.text, &body)) {
-                return Err(format!(
-                    "this changes the directive on line {0} ({1:?}): set it with replaces-line {0}",
-                    d.line, d.text
-                ));
-            }
             if lines.last().is_some_and(|l| !l.trim().is_empty()) {
                 lines.push(String::new());
             }
             lines.extend(new_lines);
         }
     }
-    Ok(lines.join("\n") + "\n")
+    Ok((lines.join("\n") + "\n", replaced))
 }
 
 #[cfg(test)]
@@ -216,7 +309,8 @@ mod tests {
             Some(4),
             day("2026-12-01"),
         )
-        .unwrap();
+        .unwrap()
+        .0;
         assert_eq!(
             once,
             "# User\n\n<!-- observed: 2026-11-20 | status: superseded -->\n- Always answer in English.\n\
@@ -228,7 +322,8 @@ mod tests {
             Some(6),
             day("2026-12-02"),
         )
-        .unwrap();
+        .unwrap()
+        .0;
         let active: Vec<String> = directives(&twice)
             .into_iter()
             .filter(|d| d.status == Status::Active)
@@ -263,16 +358,65 @@ mod tests {
             set(USER, "Always answer in English.", None, day("2026-12-02")).is_err(),
             "no duplicate"
         );
-        let contradiction =
-            set(USER, "Always answer in Spanish.", None, day("2026-12-02")).unwrap_err();
-        assert!(contradiction.contains("replaces-line 4"), "{contradiction}");
-        assert!(
-            set(USER, "Never use emoji.", None, day("2026-12-02")).is_ok(),
-            "another behaviour is appended"
-        );
         assert!(
             set(USER, "Never x", Some(1), day("2026-12-02")).is_err(),
             "not a directive line"
         );
+        let (appended, replaced) = set(USER, "Never use emoji.", None, day("2026-12-02")).unwrap();
+        assert_eq!(replaced, None, "another behaviour is appended");
+        assert_eq!(directives(&appended).len(), 2);
+    }
+
+    #[test]
+    fn the_same_behaviour_supersedes_in_place_whatever_its_polarity_or_wording() {
+        let active = |text: &str| -> Vec<String> {
+            directives(text)
+                .into_iter()
+                .filter(|d| d.status == Status::Active)
+                .map(|d| d.text)
+                .collect()
+        };
+        for change in [
+            "Always answer in Spanish.",
+            "Never answer in English.",
+            "Always reply in Spanish.",
+            "Prefer answering in Spanish.",
+        ] {
+            let (text, replaced) = set(USER, change, None, day("2026-12-02")).unwrap();
+            assert_eq!(replaced.map(|d| d.line), Some(4), "{change}");
+            assert_eq!(active(&text), [change], "{change}");
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines[5], format!("- {change}"), "in place: {change}");
+        }
+        let two = "<!-- observed: 2026-11-20 | status: active -->\n- Never use emoji.\n\
+                   <!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers.\n";
+        let (text, replaced) = set(two, "Prefer detailed answers.", None, day("2026-12-02")).unwrap();
+        assert_eq!(replaced.map(|d| d.line), Some(4));
+        assert_eq!(active(&text), ["Never use emoji.", "Prefer detailed answers."]);
+        let (text, replaced) = set(two, "Always use emoji.", None, day("2026-12-02")).unwrap();
+        assert_eq!(replaced.map(|d| d.line), Some(2));
+        assert_eq!(active(&text), ["Always use emoji.", "Prefer short answers."]);
+        for other in [
+            "Never use exclamation marks.",
+            "Always use tabs for indentation.",
+            "Prefer metric units.",
+        ] {
+            let (_, replaced) = set(two, other, None, day("2026-12-02")).unwrap();
+            assert_eq!(replaced, None, "{other} is another behaviour");
+        }
+    }
+
+    #[test]
+    fn unrelated_directives_share_no_behaviour() {
+        assert_eq!(same_behaviour("Always use tabs.", "Always use pnpm."), 0.0);
+        assert!(same_behaviour("Always use tabs.", "Always use spaces.") > 0.0);
+        assert_eq!(same_behaviour("Always answer in French.", "Prefer short answers."), 0.0);
+        assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
+        assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);
+    }
+
+    #[test]
+    fn explicit_replacement_still_works() {
+        assert!(set(USER, "Never x", Some(1), day("2026-12-02")).is_err());
     }
 }

@@ -213,6 +213,7 @@ export function flushReport(r) {
 export function ingestReport(r) {
   return {
     path: opt(r.path),
+    files: list(r.files),
     messages_read: r.messagesRead,
     messages_written: r.messagesWritten,
     messages_already_ingested: r.messagesAlreadyIngested,

@@ -144,6 +144,126 @@ pub fn word_set(text: &str) -> HashSet<String> {
     crate::text::tokens(text).collect()
 }
 
+/// Content words shared at or above this (Jaccard of stemmed words without
+/// stop words) make two lines with the same identifiers one fact told twice.
+pub const SAME_FACT_CONTENT: f32 = 0.6;
+/// With the same identifiers (at least one), less is enough: the words
+/// around them (identifiers left out) shared at or above this.
+pub const SAME_FACT_WITH_IDENTIFIERS: f32 = 0.2;
+
+/// What two candidates are compared by to tell one fact told in several
+/// sessions from two facts.
+#[derive(Debug, Clone)]
+pub struct FactWords {
+    words: HashSet<String>,
+    content: HashSet<String>,
+    identifiers: HashSet<String>,
+    /// Content words outside the identifiers.
+    around: HashSet<String>,
+    resolution: bool,
+    projects: Vec<String>,
+}
+
+impl FactWords {
+    pub fn new(fact: &str, projects: &[String]) -> FactWords {
+        let mut projects = projects.to_vec();
+        projects.sort();
+        projects.dedup();
+        let identifiers = identifiers(fact);
+        let id_words: HashSet<String> = identifiers
+            .iter()
+            .flat_map(|i| crate::text::tokens(i).map(|t| crate::text::stem(&t)).collect::<Vec<_>>())
+            .collect();
+        let content: HashSet<String> = crate::text::tokens(fact)
+            .filter(|t| !crate::text::is_stop_word(t))
+            .map(|t| crate::text::stem(&t))
+            .collect();
+        FactWords {
+            words: word_set(fact),
+            around: content.difference(&id_words).cloned().collect(),
+            content,
+            identifiers,
+            resolution: crate::statement::classify(fact) == crate::statement::Statement::Resolution,
+            projects,
+        }
+    }
+
+    /// Whether two lines say the same fact: the same projects, the same
+    /// identifiers (numbers, hosts, paths, codes — facts that differ in one
+    /// are different facts), and enough words in common.
+    pub fn same_fact(&self, other: &FactWords) -> bool {
+        if self.projects != other.projects || self.identifiers != other.identifiers {
+            return false;
+        }
+        if near_duplicates(&self.words, &other.words) {
+            return true;
+        }
+        if jaccard(&self.content, &other.content) >= SAME_FACT_CONTENT {
+            return true;
+        }
+        // The same identifiers: the same fix said in other words ("Clear
+        // ~/.cargo/registry to fix E0463" / "E0463 goes away once you
+        // delete ~/.cargo/registry"), or enough of the same words around.
+        !self.identifiers.is_empty()
+            && ((self.resolution && other.resolution)
+                || jaccard(&self.around, &other.around) >= SAME_FACT_WITH_IDENTIFIERS)
+    }
+}
+
+impl FactWords {
+    /// The same identifiers and most of the content words (Jaccard ≥ 0.5):
+    /// two lines lane 1 should not show side by side. Items of a list that
+    /// differ in a number or a name stay apart.
+    pub fn near(&self, other: &FactWords) -> bool {
+        self.identifiers == other.identifiers && jaccard(&self.content, &other.content) >= 0.5
+    }
+
+    /// About the same thing: an identifier in common, or at least a third
+    /// of the content words.
+    pub fn overlaps(&self, other: &FactWords) -> bool {
+        self.identifiers.intersection(&other.identifiers).next().is_some()
+            || jaccard(&self.content, &other.content) >= 0.34
+    }
+}
+
+/// The identifiers of a line: tokens with a digit, or with `.`, `_`, `/`,
+/// `~`, `:`, `=`, `@` or `-` inside, or in capitals (`E0463`, `db2.internal`,
+/// `~/.cargo/registry`, `PGSSLMODE`), lowercased.
+pub fn identifiers(text: &str) -> HashSet<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '\'' | '`' | '*')))
+        .filter(|w| {
+            let inner = w.len() > 2
+                && w[1..w.len() - 1]
+                    .chars()
+                    .any(|c| matches!(c, '.' | '_' | '/' | '~' | ':' | '=' | '@' | '-'));
+            let letters: Vec<char> = w.chars().filter(|c| c.is_alphabetic()).collect();
+            let capitals = letters.len() >= 2 && letters.iter().all(|c| c.is_uppercase());
+            w.chars().any(|c| c.is_ascii_digit()) || inner || capitals || w.starts_with('~')
+        })
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Groups lines that say the same fact (see `FactWords::same_fact`).
+/// `order` lists item indices strongest first; each item joins the first
+/// group whose leader says the same, or leads a new group. Returns, per
+/// item, the index of its group's leader.
+pub fn group_same_facts(facts: &[FactWords], order: &[usize]) -> Vec<usize> {
+    let mut leader = vec![usize::MAX; facts.len()];
+    let mut leaders: Vec<usize> = Vec::new();
+    for &i in order {
+        match leaders.iter().find(|&&l| facts[l].same_fact(&facts[i])) {
+            Some(&l) => leader[i] = l,
+            None => {
+                leader[i] = i;
+                leaders.push(i);
+            }
+        }
+    }
+    leader
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +326,35 @@ mod tests {
             rehydrate("- same fact here", None, 18, &file),
             Rehydrated::Found(1)
         );
+    }
+
+    #[test]
+    fn one_fix_told_in_three_sessions_is_one_fact() {
+        let none: Vec<String> = Vec::new();
+        let f = |t: &str| FactWords::new(t, &none);
+        let a = f("Clear ~/.cargo/registry and rebuild: that fixes E0463.");
+        let b = f("E0463 goes away once you delete ~/.cargo/registry and rebuild.");
+        let c = f("The fix for E0463 was wiping ~/.cargo/registry, then rebuilding.");
+        assert!(a.same_fact(&b) && a.same_fact(&c) && b.same_fact(&c));
+        let port_a = f("The gateway listens on port 8443 behind the office VPN.");
+        let port_b = f("The gateway listens on port 9443 behind the office VPN.");
+        assert!(!port_a.same_fact(&port_b), "a different number is a different fact");
+        let host = f("Staging moved to db2.internal last week.");
+        let other = f("db2.internal is being decommissioned in January.");
+        assert!(!host.same_fact(&other), "one identifier in common is not enough");
+        let repo_a = FactWords::new("Run the tests with --locked to avoid E0463.", &["github.com/a/api".into()]);
+        let repo_b = FactWords::new("Run the tests with --locked to avoid E0463.", &["github.com/a/web".into()]);
+        assert!(!repo_a.same_fact(&repo_b), "different projects never merge");
+        assert_eq!(group_same_facts(&[a, b, port_a], &[1, 0, 2]), vec![1, 1, 2]);
+    }
+
+    #[test]
+    fn identifiers_are_numbers_paths_hosts_and_codes() {
+        let ids = identifiers("Set PGSSLMODE=disable for db2.internal:5433 (see ~/.pgpass), error E0463 in v1.2.");
+        for id in ["pgsslmode=disable", "db2.internal:5433", "~/.pgpass", "e0463", "v1.2"] {
+            assert!(ids.contains(id), "{id} in {ids:?}");
+        }
+        assert!(identifiers("The owner lives in Lisbon.").is_empty());
     }
 
     #[test]

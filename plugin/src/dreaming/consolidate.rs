@@ -6,7 +6,7 @@
 use super::candidates::{jaccard, normalized, word_set};
 use super::refusal::{Refusal, RefusalKind};
 use crate::markdown;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Share of existing entries a rewrite may lose (reference 0.25).
 pub const MAX_ENTRY_LOSS: f32 = 0.25;
@@ -23,6 +23,9 @@ pub struct Promoted {
     pub triggers: Vec<String>,
     pub importance: u8,
     pub supersedes_key: Option<String>,
+    /// The source entry's project keys: a fact learnt in one repository
+    /// stays that repository's.
+    pub projects: Vec<String>,
 }
 
 impl Promoted {
@@ -33,48 +36,140 @@ impl Promoted {
             line.push_str(&format!(" <!-- trigger: {} -->", self.triggers.join(", ")));
         }
         line.push_str(&format!(" <!-- importance: {} -->", self.importance));
+        if !self.projects.is_empty() {
+            let keys: Vec<String> = self
+                .projects
+                .iter()
+                .map(|k| crate::annotations::escape_project_key(k))
+                .collect();
+            line.push_str(&format!(" <!-- project: {} -->", keys.join("; ")));
+        }
         line
     }
+
+    /// The key two entries must share to be the same entry: the fact and
+    /// its projects (entries of different projects are never merged).
+    fn merge_key(&self) -> (String, Vec<String>) {
+        (fact_key(&self.text), project_set(&self.projects))
+    }
+}
+
+/// Project keys in a canonical order.
+pub fn project_set(keys: &[String]) -> Vec<String> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// Most trigger phrases given to a promoted entry.
 pub const MAX_DERIVED_TRIGGERS: usize = 3;
 
-/// Trigger phrases for an entry promoted without its own: the queries that
-/// kept recalling it, reduced to the entry's own words (as written in the
-/// entry, so no query can put foreign words into `MEMORY.md`), two words or
-/// more; failing that, its first two concept words.
+/// Words too vague to say what an entry is about: a message holding them
+/// is no more likely to be about the entry than any other ("talked",
+/// "again", "fix"). Stop words are left out as well.
+const VAGUE_WORDS: &[&str] = &[
+    "again", "also", "always", "answer", "anything", "ask", "asked", "back", "better",
+    "case", "day", "did", "does", "doing", "done", "fine", "fix", "fixed", "fixes", "get",
+    "gets", "getting", "going", "good", "got", "just", "know", "last", "later", "let",
+    "like", "look", "lot", "made", "make", "makes", "much", "need", "needs", "never",
+    "next", "now", "once", "one", "really", "right", "said", "say", "says", "see", "should",
+    "still", "stuff", "sure", "talk", "talked", "tell", "thing", "things", "think",
+    "thought", "time", "today", "told", "tomorrow", "tried", "try", "use", "used",
+    "uses", "using", "want", "way", "week", "work", "worked", "working", "works",
+    "yesterday", "yet", "you", "your", "about", "above", "across", "after", "against",
+    "around", "before", "behind", "below", "between", "during", "into", "onto", "over",
+    "through", "toward", "towards", "under", "upon", "within", "without",
+];
+
+/// Trigger phrases for an entry promoted without its own: the words a
+/// future message about the same thing would contain, taken from the
+/// entry's own words (so no query can put foreign words into `MEMORY.md`),
+/// never its vague or function words. In order of preference:
+/// - the entry's words that the queries which kept recalling it share with
+///   it (two to three: how the owner actually asks about it);
+/// - its most telling identifier on its own (an error code, a host, a
+///   path: `e0463`, `db2 internal`), which a message about the same problem
+///   names;
+/// - its two most telling content words next to each other.
 pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
+    let content = |t: &String| {
+        !crate::text::is_stop_word(t)
+            && !VAGUE_WORDS.contains(&t.as_str())
+            && (t.chars().count() >= 3 || t.chars().any(|c| c.is_ascii_digit()))
+    };
     let mut own: Vec<(String, String)> = Vec::new(); // (stem, word as written)
-    for token in crate::text::tokens(text).filter(|t| !crate::text::is_stop_word(t)) {
+    for token in crate::text::tokens(text).filter(content) {
         let stem = crate::text::stem(&token);
         if !own.iter().any(|(s, _)| *s == stem) {
             own.push((stem, token));
         }
     }
+    let asked = |stem: &str| {
+        query_keys
+            .iter()
+            .filter(|k| k.split(' ').any(|w| w == stem))
+            .count()
+    };
+    let ids = super::candidates::identifiers(text);
+    let telling = |word: &str| {
+        let id = ids.iter().any(|i| i.contains(word)) as usize;
+        2 * asked(&crate::text::stem(word)) + 2 * id + usize::from(word.chars().count() >= 7)
+    };
     let mut phrases: Vec<String> = Vec::new();
+    let add = |phrase: String, phrases: &mut Vec<String>| {
+        if !phrase.is_empty() && !phrases.contains(&phrase) && phrases.len() < MAX_DERIVED_TRIGGERS
+        {
+            phrases.push(phrase);
+        }
+    };
     for key in query_keys {
         let wanted: HashSet<&str> = key.split(' ').collect();
         let words: Vec<&str> = own
             .iter()
             .filter(|(stem, _)| wanted.contains(stem.as_str()))
             .map(|(_, word)| word.as_str())
-            .take(4)
+            .take(3)
             .collect();
-        let phrase = words.join(" ");
-        if words.len() >= 2 && !phrases.contains(&phrase) {
-            phrases.push(phrase);
-        }
-        if phrases.len() == MAX_DERIVED_TRIGGERS {
-            break;
+        if words.len() >= 2 {
+            add(words.join(" "), &mut phrases);
         }
     }
+    // The identifier that says the most (longest), as its words.
+    let mut id_list: Vec<&String> = ids.iter().collect();
+    id_list.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    // Capitals alone (`VPN`) name too much to stand alone; codes, hosts and
+    // paths do not.
+    let standalone = |id: &str| {
+        id.chars().any(char::is_alphabetic)
+            && (id.chars().any(|c| c.is_ascii_digit() || matches!(c, '.' | '_' | '/' | '~' | ':' | '=' | '@' | '-'))
+                || id.chars().count() >= 5)
+    };
+    if let Some(id) = id_list.iter().find(|id| standalone(id)) {
+        let words: Vec<String> = crate::text::tokens(id)
+            .filter(|t| !crate::text::is_stop_word(t))
+            .take(3)
+            .collect();
+        if !words.is_empty() {
+            add(words.join(" "), &mut phrases);
+        }
+    }
+    // The best pair of neighbouring content words, when no query said how
+    // the owner asks about it.
+    let asked_phrases = phrases.len();
+    let mut best_pair: Option<(usize, String)> = None;
+    for w in own.windows(2) {
+        let score = telling(&w[0].1) + telling(&w[1].1);
+        if best_pair.as_ref().is_none_or(|(best, _)| score > *best) {
+            best_pair = Some((score, format!("{} {}", w[0].1, w[1].1)));
+        }
+    }
+    if let Some((_, pair)) = best_pair.filter(|_| asked_phrases == 0) {
+        add(pair, &mut phrases);
+    }
     if phrases.is_empty() {
-        let tags = super::signals::concept_tags(text);
-        if tags.len() >= 2 {
-            phrases.push(format!("{} {}", tags[0], tags[1]));
-        } else if let Some(tag) = tags.first() {
-            phrases.push(tag.clone());
+        if let Some((_, word)) = own.first() {
+            add(word.clone(), &mut phrases);
         }
     }
     phrases
@@ -129,7 +224,7 @@ pub fn deterministic(
     let lines: Vec<&str> = memory.lines().collect();
     let mut dropped = vec![false; lines.len()];
     let mut plan = Plan::default();
-    let mut present: HashSet<String> = HashSet::new();
+    let mut present: HashSet<(String, Vec<String>)> = HashSet::new();
     for entry in &parsed.entries {
         if retire.contains(&entry_hash(&entry.text)) {
             for n in entry.start_line..=entry.end_line {
@@ -138,7 +233,7 @@ pub fn deterministic(
             plan.superseded
                 .push(lines[(entry.start_line - 1) as usize..entry.end_line as usize].join("\n"));
         } else {
-            present.insert(fact_key(&entry.text));
+            present.insert((fact_key(&entry.text), project_set(&entry.annotations.projects)));
         }
     }
     let mut text: String = lines
@@ -148,7 +243,7 @@ pub fn deterministic(
         .map(|(l, _)| format!("{l}\n"))
         .collect();
     for p in promoted {
-        if !present.insert(fact_key(&p.text)) {
+        if !present.insert(p.merge_key()) {
             plan.merged.push(p.citation.clone());
             continue;
         }
@@ -224,6 +319,42 @@ pub struct RewriteCheck<'a> {
     pub untrusted: &'a [String],
     /// The bootstrap per-file budget, in characters.
     pub max_chars: usize,
+    /// Each promoted candidate's citation and project keys.
+    pub projects: Vec<(&'a str, Vec<String>)>,
+}
+
+/// Why a rewrite mixes projects, if it does: the entry citing a candidate
+/// must carry exactly that candidate's project keys, and a rewritten
+/// existing entry must keep its own (a merge never joins two projects).
+fn project_mixing(entries: &[markdown::Entry], check: &RewriteCheck<'_>) -> Option<String> {
+    for (citation, keys) in &check.projects {
+        let anchor = format!("Source: {citation}");
+        for entry in entries.iter().filter(|e| e.text.contains(&anchor)) {
+            if project_set(&entry.annotations.projects) != project_set(keys) {
+                return Some(format!(
+                    "the entry citing {citation} carries project keys {:?}, its source {:?}: entries of different projects are never merged",
+                    entry.annotations.projects, keys
+                ));
+            }
+        }
+    }
+    let old: Vec<(String, Vec<String>)> = markdown::parse(check.old)
+        .entries
+        .iter()
+        .map(|e| (fact_key(&e.text), project_set(&e.annotations.projects)))
+        .collect();
+    for entry in entries {
+        let key = fact_key(&entry.text);
+        let keys = project_set(&entry.annotations.projects);
+        if let Some((_, was)) = old.iter().find(|(k, _)| *k == key) {
+            if *was != keys {
+                return Some(format!(
+                    "an existing entry's project keys changed from {was:?} to {keys:?}"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Accepts a model's revised file or says why not.
@@ -327,6 +458,9 @@ pub fn validate_rewrite(
         .iter()
         .map(|e| fact_key(&e.text))
         .collect();
+    if let Some(why) = project_mixing(&parsed.entries, check) {
+        return Err(Refusal::new(K::ForeignEntry, why));
+    }
     for entry in &parsed.entries {
         if !old_keys.contains(&fact_key(&entry.text)) {
             if let Some(why) = super::junk::junk_reason(without_source(entry.text.trim())) {
@@ -383,52 +517,74 @@ fn unfenced(reply: &str) -> &str {
 }
 
 /// The text of untrusted and system entries, as runs of five words (and
-/// whole shorter texts), to recognise it wherever it is repeated.
+/// whole shorter texts), to recognise it wherever it is repeated; each run
+/// with the earliest write order it was recorded at (`i64::MIN`: unknown,
+/// counted as first of all).
 pub struct UntrustedText {
-    shingles: HashSet<String>,
-    short: HashSet<String>,
+    shingles: HashMap<String, i64>,
+    short: HashMap<String, i64>,
 }
 
 impl UntrustedText {
+    /// From texts whose write order is unknown.
     pub fn new(texts: &[String]) -> UntrustedText {
-        let mut shingles = HashSet::new();
-        let mut short = HashSet::new();
-        for text in texts {
+        let ordered: Vec<(String, Option<i64>)> = texts.iter().map(|t| (t.clone(), None)).collect();
+        UntrustedText::ordered(&ordered)
+    }
+
+    /// From texts with their write order (`provenance::order_of_sighting`).
+    pub fn ordered(texts: &[(String, Option<i64>)]) -> UntrustedText {
+        let mut shingles: HashMap<String, i64> = HashMap::new();
+        let mut short: HashMap<String, i64> = HashMap::new();
+        let keep = |map: &mut HashMap<String, i64>, key: String, order: i64| {
+            let at = map.entry(key).or_insert(order);
+            *at = (*at).min(order);
+        };
+        for (text, order) in texts {
+            let order = order.unwrap_or(i64::MIN);
             let key = fact_key(text);
             let words: Vec<&str> = key.split(' ').filter(|w| !w.is_empty()).collect();
             if words.len() < SHINGLE_WORDS {
                 if words.len() >= 2 {
-                    short.insert(words.join(" "));
+                    keep(&mut short, words.join(" "), order);
                 }
                 continue;
             }
             for window in words.windows(SHINGLE_WORDS) {
-                shingles.insert(window.join(" "));
+                keep(&mut shingles, window.join(" "), order);
             }
         }
         UntrustedText { shingles, short }
     }
 
-    fn shares_a_run(&self, key: &str) -> bool {
+    /// The earliest write order of a run of five words `key` shares.
+    fn earliest_shared_run(&self, key: &str) -> Option<i64> {
         let words: Vec<&str> = key.split(' ').collect();
         words
             .windows(SHINGLE_WORDS)
-            .any(|w| self.shingles.contains(&w.join(" ")))
+            .filter_map(|w| self.shingles.get(&w.join(" ")).copied())
+            .min()
     }
 
-    /// Whether an entry (its `fact_key`) copies untrusted text: a shared run
-    /// of five words, or the whole of a shorter untrusted text.
-    pub fn copied_by(&self, key: &str) -> bool {
-        self.shares_a_run(key) || self.short.contains(key)
+    /// Whether an entry (its `fact_key`, its write order) copies untrusted
+    /// text: it shares a run of five words with, or is the whole of, an
+    /// untrusted text written *before* it. An owner's line that was there
+    /// first keeps its class however often a web page quotes it; one of
+    /// unknown order (`None`) counts as written last.
+    pub fn copied_by(&self, key: &str, order: Option<i64>) -> bool {
+        let order = order.unwrap_or(i64::MAX);
+        self.earliest_shared_run(key).is_some_and(|u| u < order)
+            || self.short.get(key).is_some_and(|&u| u < order)
     }
 
     /// Whether new text carries untrusted text anywhere, shorter texts
-    /// included as word sequences: stricter, for what a model wrote.
+    /// included as word sequences, whenever it was written: stricter, for
+    /// what a model wrote.
     pub fn carried_by(&self, key: &str) -> bool {
-        self.shares_a_run(key)
+        self.earliest_shared_run(key).is_some()
             || self
                 .short
-                .iter()
+                .keys()
                 .any(|s| format!(" {key} ").contains(&format!(" {s} ")))
     }
 }
@@ -448,6 +604,7 @@ mod tests {
             triggers: vec!["gateway".into()],
             importance: 8,
             supersedes_key: None,
+            projects: Vec::new(),
         }
     }
 
@@ -516,6 +673,7 @@ mod tests {
             may_retire: none,
             untrusted,
             max_chars: 2_000,
+            projects: Vec::new(),
         }
     }
 
@@ -573,6 +731,7 @@ mod tests {
             may_retire: &retire,
             untrusted: &[],
             max_chars: 500,
+            projects: Vec::new(),
         };
         assert!(validate_rewrite(reply, &c, hash).is_ok());
     }

@@ -122,11 +122,25 @@ pub fn junk_reason(text: &str) -> Option<&'static str> {
             return Some("a half sentence (it breaks off)");
         }
     }
-    if lower.starts_with("user:") || lower.starts_with("assistant:") || lower.starts_with("system:")
-    {
+    if is_transcript_line(&lower) {
         return Some("a transcript line, not a fact");
     }
     None
+}
+
+/// `user: …`, `assistant: …`, `tool (ci): …`: a transcript line whose
+/// speaker memory did not record (a hand-made copy); recorded ones reach
+/// the gate without their prefix.
+fn is_transcript_line(lower: &str) -> bool {
+    ["user", "assistant", "system", "tool"].iter().any(|role| {
+        lower.strip_prefix(role).is_some_and(|rest| {
+            rest.starts_with(':')
+                || rest
+                    .strip_prefix(" (")
+                    .and_then(|r| r.split_once("):"))
+                    .is_some_and(|(sender, _)| !sender.contains(' ') || sender.len() <= 40)
+        })
+    })
 }
 
 fn strip_list_marker(text: &str) -> &str {
@@ -241,6 +255,14 @@ mod tests {
             ),
             (
                 "user: what was the gateway port again?",
+                "a transcript line, not a fact",
+            ),
+            (
+                "- user (dana): the build is broken again",
+                "a transcript line, not a fact",
+            ),
+            (
+                "assistant (bot): Clear the cache and rebuild.",
                 "a transcript line, not a fact",
             ),
             (

@@ -13,7 +13,7 @@ use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -457,7 +457,8 @@ impl Index {
         if let Some(p) = &chunk.provenance {
             self.conn.execute(
                 "INSERT INTO provenance (chunk_id, origin_class, session_kind, basis, file_class, promotable, \
-                 session_id, observed_at, supersedes_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 session_id, observed_at, supersedes_key, role, speaker, order_key) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 &[
                     Value::Integer(id),
                     Value::Text(p.source_class.as_str()),
@@ -468,6 +469,9 @@ impl Index {
                     opt_text(p.session_id.as_deref()),
                     p.observed_at_ms.map_or(Value::Null, Value::Integer),
                     opt_text(p.supersedes_key.as_deref()),
+                    opt_text(p.role.as_deref()),
+                    opt_text(p.speaker.as_deref()),
+                    p.order.map_or(Value::Null, Value::Integer),
                 ],
             )?;
         }
@@ -735,7 +739,8 @@ impl Index {
         self.conn.query(
             "SELECT c.id, c.path, c.start_line, c.end_line, c.heading, c.text, s.file_date, \
                     p.origin_class, p.session_kind, p.basis, p.observed_at, p.supersedes_key, r.importance, \
-                    p.file_class, p.promotable, p.session_id, r.project_keys, r.triggers \
+                    p.file_class, p.promotable, p.session_id, r.project_keys, r.triggers, \
+                    p.role, p.speaker, p.order_key \
              FROM chunks c JOIN sources s ON s.path = c.path \
              LEFT JOIN provenance p ON p.chunk_id = c.id \
              LEFT JOIN recall_meta r ON r.chunk_id = c.id \
@@ -757,6 +762,9 @@ impl Index {
                         session_id: r.get_opt_text(15),
                         observed_at_ms: r.get_opt_i64(10),
                         supersedes_key: r.get_opt_text(11),
+                        role: r.get_opt_text(18),
+                        speaker: r.get_opt_text(19),
+                        order: r.get_opt_i64(20),
                     }),
                     _ => None,
                 };
@@ -823,12 +831,23 @@ impl Index {
     /// The text of every entry whose own class or whose file's class is
     /// untrusted or system: what a consolidation must never carry.
     pub fn untrusted_entry_texts(&self) -> Result<Vec<String>, DbError> {
+        Ok(self
+            .untrusted_entries()?
+            .into_iter()
+            .map(|(text, _)| text)
+            .collect())
+    }
+
+    /// The text of every untrusted and system entry, with its write order
+    /// when it was recorded (`None`: unknown, which counts as first of all).
+    pub fn untrusted_entries(&self) -> Result<Vec<(String, Option<i64>)>, DbError> {
         self.conn.query(
-            "SELECT c.text FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
+            "SELECT c.text, CASE WHEN p.basis = 'recorded' THEN p.order_key END \
+             FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
              WHERE c.kind = 'entry' AND (p.origin_class IN ('untrusted', 'system') \
                 OR p.file_class IN ('untrusted', 'system'))",
             &[],
-            |r| Ok(r.get_text(0)),
+            |r| Ok((r.get_text(0), r.get_opt_i64(1))),
         )
     }
 

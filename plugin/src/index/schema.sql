@@ -63,7 +63,10 @@ CREATE TABLE provenance (
   promotable     INTEGER NOT NULL CHECK (promotable IN (0, 1)),
   session_id     TEXT,
   observed_at    INTEGER,          -- ms since the Unix epoch
-  supersedes_key TEXT
+  supersedes_key TEXT,
+  role           TEXT,             -- a transcript line's author role
+  speaker        TEXT,             -- and the prefix it was written with
+  order_key      INTEGER           -- ledger write order (provenance::order_of_sighting)
 );
 
 -- Write-time recall metadata from annotation comments; NULL means neutral.

@@ -32,6 +32,8 @@ pub struct FileLedger {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
+    /// Its id in the ledger (the write order); 0 before it is recorded.
+    pub id: i64,
     pub text_hash: String,
     pub source_class: SourceClass,
     pub session_kind: SessionKind,
@@ -39,6 +41,19 @@ pub struct Segment {
     pub observed_at: i64,
     pub supersedes_key: Option<String>,
     pub written_by: &'static str,
+    /// Who said a transcript line (ingest), and the prefix it was written
+    /// with; `None` for notes and flushes.
+    pub speaker: Option<Speaker>,
+}
+
+/// The author of a transcript line, recorded beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speaker {
+    /// `user`, `assistant`, `tool` or `system`.
+    pub role: String,
+    pub sender: Option<String>,
+    /// The prefix the line was written with, before `: `.
+    pub prefix: String,
 }
 
 pub struct Ledger {
@@ -101,6 +116,10 @@ const LEDGER_MIGRATIONS: Migrations = &[
         &[("trigger_model", "TEXT"), ("trigger_vector", "BLOB")],
     ),
     (
+        "segments",
+        &[("role", "TEXT"), ("sender", "TEXT"), ("speaker", "TEXT")],
+    ),
+    (
         "promotions",
         &[
             ("citation", "TEXT"),
@@ -114,7 +133,7 @@ const SIGNALS_MIGRATIONS: Migrations =
     &[("recall_days", &[("hits", "INTEGER NOT NULL DEFAULT 1")])];
 /// Tables added to the ledger after it first shipped (the schema creates
 /// them when missing).
-const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log"];
+const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log", "first_seen"];
 
 fn migrate(conn: &Connection, migrations: Migrations) -> Result<(), DbError> {
     for (table, columns) in migrations {
@@ -329,11 +348,12 @@ impl Ledger {
 
     pub fn segments(&self, path: &str) -> Result<Vec<Segment>, DbError> {
         self.conn.query(
-            "SELECT text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by \
-             FROM segments WHERE path = ?1 ORDER BY id",
+            "SELECT text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by, \
+                    role, sender, speaker, id FROM segments WHERE path = ?1 ORDER BY id",
             &[Value::Text(path)],
             |r| {
                 Ok(Segment {
+                    id: r.get_i64(10),
                     text_hash: r.get_text(0),
                     source_class: SourceClass::parse(&r.get_text(1)).unwrap_or(SourceClass::Untrusted),
                     session_kind: SessionKind::parse(&r.get_text(2)).unwrap_or(SessionKind::Subagent),
@@ -345,9 +365,57 @@ impl Ledger {
                         "flush" => "flush",
                         _ => "ingest",
                     },
+                    speaker: match (r.get_opt_text(7), r.get_opt_text(9)) {
+                        (Some(role), Some(prefix)) => Some(Speaker {
+                            role,
+                            sender: r.get_opt_text(8),
+                            prefix,
+                        }),
+                        _ => None,
+                    },
                 })
             },
         )
+    }
+
+    /// When each of these operator-line hashes was first seen, as the id of
+    /// the last segment recorded by then; with `record`, those seen for the
+    /// first time are recorded as seen now.
+    pub fn first_seen(
+        &self,
+        hashes: &[String],
+        record: bool,
+    ) -> Result<std::collections::HashMap<String, i64>, DbError> {
+        let now = self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM segments", &[], |r| Ok(r.get_i64(0)))?
+            .unwrap_or(0);
+        let list = serde_json::to_string(hashes).unwrap_or_else(|_| "[]".into());
+        let mut seen: std::collections::HashMap<String, i64> = self
+            .conn
+            .query(
+                "SELECT text_hash, last_segment FROM first_seen WHERE text_hash IN (SELECT value FROM json_each(?1))",
+                &[Value::Text(&list)],
+                |r| Ok((r.get_text(0), r.get_i64(1))),
+            )?
+            .into_iter()
+            .collect();
+        let fresh: Vec<&String> = hashes.iter().filter(|h| !seen.contains_key(*h)).collect();
+        if record && !fresh.is_empty() {
+            self.transaction(|| {
+                for hash in &fresh {
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO first_seen (text_hash, last_segment) VALUES (?1, ?2)",
+                        &[Value::Text(hash), Value::Integer(now)],
+                    )?;
+                }
+                Ok(())
+            })?;
+            for hash in fresh {
+                seen.insert(hash.clone(), now);
+            }
+        }
+        Ok(seen)
     }
 
     /// Records segments about to be appended to `path`, and lowers the file's
@@ -398,8 +466,8 @@ impl Ledger {
             }
             for s in segments {
                 self.conn.execute(
-                    "INSERT INTO segments (path, text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO segments (path, text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by, \
+                     role, sender, speaker) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     &[
                         Value::Text(path),
                         Value::Text(&s.text_hash),
@@ -409,6 +477,9 @@ impl Ledger {
                         Value::Integer(s.observed_at),
                         s.supersedes_key.as_deref().map_or(Value::Null, Value::Text),
                         Value::Text(s.written_by),
+                        s.speaker.as_ref().map_or(Value::Null, |w| Value::Text(&w.role)),
+                        s.speaker.as_ref().and_then(|w| w.sender.as_deref()).map_or(Value::Null, Value::Text),
+                        s.speaker.as_ref().map_or(Value::Null, |w| Value::Text(&w.prefix)),
                     ],
                 )?;
             }
@@ -610,6 +681,7 @@ mod tests {
 
     fn segment(hash: &str, class: SourceClass) -> Segment {
         Segment {
+            id: 0,
             text_hash: hash.into(),
             source_class: class,
             session_kind: SessionKind::Interactive,
@@ -617,6 +689,7 @@ mod tests {
             observed_at: 1,
             supersedes_key: None,
             written_by: "note",
+            speaker: None,
         }
     }
 

@@ -32,10 +32,25 @@ CREATE TABLE IF NOT EXISTS segments (
   session_id     TEXT,
   observed_at    INTEGER NOT NULL,
   supersedes_key TEXT,
-  written_by     TEXT NOT NULL CHECK (written_by IN ('note', 'flush', 'ingest'))
+  written_by     TEXT NOT NULL CHECK (written_by IN ('note', 'flush', 'ingest')),
+  -- Transcript lines (ingest): who said it. `speaker` is the prefix the
+  -- line was written with (`user (alice)`, `assistant`), so the fact can be
+  -- told from its attribution; NULL for notes and flushes.
+  role           TEXT,
+  sender         TEXT,
+  speaker        TEXT
 );
 CREATE INDEX IF NOT EXISTS segments_by_path ON segments (path, text_hash);
 CREATE INDEX IF NOT EXISTS segments_by_session ON segments (session_id);
+
+-- When the index first saw an entry the component never wrote (a line of
+-- the operator's), by its text hash, as the id of the last segment recorded
+-- by then: a trusted line that existed before an untrusted entry quoting it
+-- is the original, not a copy of the quote.
+CREATE TABLE IF NOT EXISTS first_seen (
+  text_hash    TEXT PRIMARY KEY,
+  last_segment INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- Transcript messages already ingested, by session and content hash.
 CREATE TABLE IF NOT EXISTS ingested (

@@ -146,6 +146,11 @@ struct Candidate {
     path: String,
     /// The live entry's text (the recorded one when the source is gone).
     text: String,
+    /// What it says: the text on one line without its list marker and
+    /// without the speaker prefix the ledger recorded (`assistant: `).
+    fact: String,
+    /// Its project keys.
+    projects: Vec<String>,
     text_hash: String,
     row: Option<ChunkRow>,
     observed: Observed,
@@ -254,7 +259,7 @@ impl Memory {
                     &mut report,
                 )?;
             }
-            summary = Some(sweep_summary(&candidates, &report, now));
+            summary = Some(sweep_summary(&candidates, &report, request.context.local_ms()));
         }
         // Light and REM show the sweep's outcome: written after deep, a second
         // sweep with nothing new renders the same blocks.
@@ -395,10 +400,10 @@ impl Memory {
             let file = files.get(&record.path).and_then(|f| f.as_ref());
             out.push(rehydrated(record, file));
         }
-        let curated: HashSet<String> = markdown::parse(memory_text)
+        let curated: HashSet<(String, Vec<String>)> = markdown::parse(memory_text)
             .entries
             .iter()
-            .map(|e| consolidate::fact_key(&e.text))
+            .map(|e| (consolidate::fact_key(&e.text), sorted(&e.annotations.projects)))
             .collect();
         let promoted_before: HashMap<String, bool> =
             self.ledger.promoted_sources()?.into_iter().collect();
@@ -426,14 +431,22 @@ impl Memory {
             if c.decided() {
                 continue;
             }
-            if untrusted.copied_by(&consolidate::fact_key(&c.text)) {
+            let order = c
+                .row
+                .as_ref()
+                .and_then(|r| r.provenance.as_ref())
+                .and_then(|p| p.order);
+            let statement = crate::statement::classify(&c.fact);
+            if untrusted.copied_by(&consolidate::fact_key(&c.fact), order) {
                 c.set(
                     Verdict::Ineligible,
-                    "not promotable: it repeats the text of an untrusted or system entry",
+                    "not promotable: it repeats the text of an untrusted or system entry written before it",
                 );
-            } else if let Some(why) = junk_reason(&c.text) {
+            } else if let Some(why) = junk_reason(&c.fact) {
                 c.set(Verdict::Junk, why);
-            } else if curated.contains(&consolidate::fact_key(&c.text)) {
+            } else if let Some(why) = statement.refusal() {
+                c.set(Verdict::Junk, why);
+            } else if curated.contains(&(consolidate::fact_key(&c.fact), sorted(&c.projects))) {
                 c.set(Verdict::AlreadyCurated, "already in MEMORY.md");
             } else if let Some(rolled_back) = promoted_before.get(&c.text_hash) {
                 c.set(
@@ -453,9 +466,11 @@ impl Memory {
                 .cmp(&(out[a].observed.recalls, out[a].observed.last_recalled_at))
                 .then(out[a].citation.cmp(&out[b].citation))
         });
-        let words: Vec<HashSet<String>> =
-            out.iter().map(|c| candidates::word_set(&c.text)).collect();
-        let leaders = candidates::group_near_duplicates(&words, &order);
+        let facts: Vec<candidates::FactWords> = out
+            .iter()
+            .map(|c| candidates::FactWords::new(&c.fact, &c.projects))
+            .collect();
+        let leaders = candidates::group_same_facts(&facts, &order);
         for &i in &order {
             let leader = leaders[i];
             if leader != i {
@@ -466,7 +481,7 @@ impl Memory {
             }
         }
         for c in out.iter_mut() {
-            let tags = signals::concept_tags(&c.text).len();
+            let tags = signals::concept_tags(&c.fact).len();
             c.scored = signals::score(&c.observed, tags, now, gates.recency_half_life_days);
         }
         let mut passing: Vec<usize> = Vec::new();
@@ -734,6 +749,10 @@ impl Memory {
             may_retire: retire,
             untrusted: &untrusted,
             max_chars,
+            projects: facts
+                .iter()
+                .map(|f| (f.citation.as_str(), f.projects.clone()))
+                .collect(),
         };
         consolidate::validate_rewrite(&reply, &check, entry_hash).map_err(|refusal| {
             Fallback::Refused(refusal.prefixed("the model's file was refused: "))
@@ -785,7 +804,7 @@ impl Memory {
         };
         let note = format!(
             "### Rollback {}\n\n- MEMORY.md restored to its state before sweep {} ({} entries, was {}); its promotions will not be made again.\n",
-            Date::from_ms(context.now_ms),
+            context.local_date(),
             report.sweep,
             report.entries_after,
             report.entries_before
@@ -852,6 +871,8 @@ fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
         citation: recorded_citation,
         path: record.path.clone(),
         text: record.text.clone(),
+        fact: String::new(),
+        projects: Vec::new(),
         text_hash: record.text_hash.clone(),
         row: None,
         observed,
@@ -896,14 +917,36 @@ fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
                 .cloned();
         }
     }
+    let speaker = candidate
+        .row
+        .as_ref()
+        .and_then(|r| r.provenance.as_ref())
+        .and_then(|p| p.speaker.as_deref());
+    candidate.fact = fact_of(&candidate.text, speaker);
+    candidate.projects = candidate
+        .row
+        .as_ref()
+        .map(|r| r.projects.clone())
+        .unwrap_or_default();
     candidate
+}
+
+/// What an entry says: one line, no list marker, and without the speaker
+/// prefix its write recorded (`- assistant: …`, `- user (dana): …`). Only a
+/// recorded prefix comes off: text never decides who said it.
+fn fact_of(text: &str, speaker: Option<&str>) -> String {
+    let line = one_line(&embedding_text(text));
+    match speaker.and_then(|s| line.strip_prefix(&format!("{}: ", one_line(s)))) {
+        Some(rest) => rest.trim().to_string(),
+        None => line,
+    }
 }
 
 /// The `MEMORY.md` entry a candidate becomes: one line, its own triggers
 /// (or its concept tags) and importance (or one from its score).
 fn promoted_fact(c: &Candidate) -> Promoted {
     let row = c.row.as_ref();
-    let text = one_line(&embedding_text(&c.text));
+    let text = c.fact.clone();
     let triggers = match row.map(|r| r.triggers.clone()).filter(|t| !t.is_empty()) {
         Some(own) => own,
         None => consolidate::derive_triggers(&text, &c.observed.query_keys),
@@ -925,6 +968,7 @@ fn promoted_fact(c: &Candidate) -> Promoted {
         supersedes_key: row
             .and_then(|r| r.provenance.as_ref())
             .and_then(|p| p.supersedes_key.clone()),
+        projects: c.projects.clone(),
     }
 }
 
@@ -1002,6 +1046,14 @@ fn view(c: Candidate) -> CandidateView {
         verdict,
         reason,
     }
+}
+
+/// Project keys in a canonical order, for comparing two entries' sets.
+fn sorted(keys: &[String]) -> Vec<String> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 fn within_days(c: &Candidate, days: u32, now: i64) -> bool {

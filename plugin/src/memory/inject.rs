@@ -9,6 +9,8 @@ use crate::error::Result;
 use crate::framing;
 use crate::index::CuratedRow;
 use crate::recall_intent::{self, EscalationMode};
+use crate::dreaming::candidates::FactWords;
+use crate::statement::Statement;
 use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
 
 /// The project-memory block's own budget, and what one entry may take of it.
@@ -53,11 +55,21 @@ pub(super) struct Lane1Entry {
     phrases: Vec<Vec<String>>,
     projects: Vec<String>,
     vector: Option<Vec<f32>>,
+    /// What the entry says (a resolution goes before a bare symptom) and
+    /// its words (one fact never fills two slots).
+    statement: Statement,
+    words: FactWords,
 }
 
 impl Lane1Entry {
     fn from_row(row: CuratedRow) -> Lane1Entry {
+        let said = crate::dreaming::consolidate::without_source(
+            crate::text::strip_list_marker(row.text.trim()).trim(),
+        )
+        .to_string();
         Lane1Entry {
+            statement: crate::statement::classify(&said),
+            words: FactWords::new(&said, &[]),
             citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
             phrases: row
                 .triggers
@@ -127,23 +139,38 @@ impl Memory {
                 }
             }
         }
+        // What an entry says ranks before how strongly it matched: a bare
+        // symptom (or a question) goes after every fact and resolution.
+        let answers = |i: usize| candidates[i].statement.promotable();
         scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
+            answers(b.1)
+                .cmp(&answers(a.1))
+                .then(b.0.total_cmp(&a.0))
                 .then(candidates[a.1].citation.cmp(&candidates[b.1].citation))
         });
         let mut blocks = Vec::new();
+        let mut chosen: Vec<usize> = Vec::new();
         let mut used = 0;
         for (score, i) in scored {
             if blocks.len() == MAX_INJECTED {
                 break;
             }
             let c = &candidates[i];
+            // One fact fills one slot however many copies matched, and a
+            // symptom the chosen resolution answers adds nothing.
+            if chosen
+                .iter()
+                .any(|&j| same_subject(&candidates[j], c))
+            {
+                continue;
+            }
             let text = framing::context_block("trigger", &c.citation, c.class, &c.text);
             let size = text.chars().count();
             if used + size > BLOCK_BUDGET_CHARS {
                 continue; // a smaller, weaker match may still fit
             }
             used += size;
+            chosen.push(i);
             blocks.push(ContextBlock {
                 kind: "trigger",
                 text,
@@ -186,8 +213,12 @@ impl Memory {
         let mut sources = Vec::new();
         let mut used = 0;
         let mut class = SourceClass::Owner;
+        // The strict rule of triggers: an entry tagged with several projects
+        // only when every one of them is active.
         let tagged = entries.iter().filter(|e| {
-            e.path == crate::layout::MEMORY_FILE && e.projects.iter().any(|k| active.contains(k))
+            e.path == crate::layout::MEMORY_FILE
+                && !e.projects.is_empty()
+                && triggers::projects_allow(&e.projects, active)
         });
         for entry in tagged {
             let line = crate::text::truncate_chars(&entry.text, PROJECT_ENTRY_CHARS)
@@ -233,4 +264,15 @@ impl Memory {
         ));
         Ok(())
     }
+}
+
+/// Whether a lane-1 entry would say nothing new beside one already chosen:
+/// the same fact (another copy, or the same fix in other words), or a
+/// symptom of the problem a chosen resolution answers.
+fn same_subject(chosen: &Lane1Entry, other: &Lane1Entry) -> bool {
+    chosen.words.same_fact(&other.words)
+        || chosen.words.near(&other.words)
+        || (chosen.statement == Statement::Resolution
+            && !other.statement.promotable()
+            && chosen.words.overlaps(&other.words))
 }

@@ -193,7 +193,7 @@ impl Memory {
     /// person (and search) can see it, with a review date. `memory/wishes.md`
     /// is undated, so wishes never decay out of reach.
     fn keep_wish(&mut self, text: &str, context: &TurnContext) -> Result<CreateResult> {
-        let review = Date::from_ms(context.now_ms + WISH_REVIEW_DAYS * 86_400_000);
+        let review = Date::from_ms(context.local_ms() + WISH_REVIEW_DAYS * 86_400_000);
         let line = format!(
             "{} <!-- review: {review} -->",
             entry_line(&format!("Wish: {text}"), &[], None)
@@ -201,6 +201,8 @@ impl Memory {
         let path = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
         let entry = NewEntry {
             segment: Segment {
+                id: 0,
+                speaker: None,
                 text_hash: entry_hash(&indexed_text(&line)),
                 source_class: SourceClass::Owner,
                 session_kind: context.session_kind.unwrap_or(SessionKind::Interactive),
@@ -413,9 +415,10 @@ impl Memory {
                 "USER.md changed since it was read (stale hash); nothing was overwritten: read it again".into(),
             ));
         }
-        let today = Date::from_ms(context.now_ms);
-        let new_text = crate::user_model::set(&current.text, directive, replaces_line, today)
-            .map_err(MemoryError::InvalidInput)?;
+        let today = context.local_date();
+        let (new_text, superseded) =
+            crate::user_model::set(&current.text, directive, replaces_line, today)
+                .map_err(MemoryError::InvalidInput)?;
         // The file is replaced only if it is still what was read above.
         let expected = on_disk.as_deref().map(crate::memory::sha256_hex);
         let replaced = self.workspace.replace_root_file(
@@ -430,7 +433,9 @@ impl Memory {
             ));
         }
         self.sync(crate::api::SyncRequest::default())?;
-        self.user_show()
+        let mut model = self.user_show()?;
+        model.replaced = superseded;
+        Ok(model)
     }
 }
 

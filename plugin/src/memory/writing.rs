@@ -6,7 +6,7 @@
 use super::{entry_hash, sha256_hex, Memory};
 use crate::api::{SessionKind, SourceClass, SyncRequest, TurnContext};
 use crate::error::{io_error, MemoryError, Result};
-use crate::layout::{self, Date, MemoryPath};
+use crate::layout::{self, MemoryPath};
 use crate::ledger::Segment;
 use crate::markdown;
 use crate::provenance::{classify, ContentOrigin};
@@ -55,6 +55,8 @@ pub struct IngestRequest {
 pub struct IngestReport {
     /// The session's transcript note, when anything was written.
     pub path: Option<String>,
+    /// Every file written: the transcript note and its class siblings.
+    pub files: Vec<String>,
     pub messages_read: u32,
     pub messages_written: u32,
     /// Messages ingested before (by content hash) and skipped.
@@ -147,6 +149,8 @@ impl Memory {
         line.push_str(&project_tag(&request.context).unwrap_or_default());
         let entry = NewEntry {
             segment: Segment {
+                id: 0,
+                speaker: None,
                 text_hash: entry_hash(&indexed_text(&line)),
                 source_class: class,
                 session_kind: kind,
@@ -161,7 +165,7 @@ impl Memory {
             },
             line,
         };
-        let path = daily_note(request.context.now_ms);
+        let path = layout::class_file(&daily_note(&request.context), class);
         let (lines, duplicates) =
             self.append_entries(&path, vec![entry], request.context.now_ms)?;
         Ok(WriteReport {
@@ -220,16 +224,12 @@ impl Memory {
             return not_due(format!("already flushed in compaction cycle {cycle}"));
         }
         let (messages, _) = crate::transcript::parse(&request.transcript);
-        let mut conversation = Vec::new();
-        let mut class: Option<SourceClass> = None;
-        for message in &messages {
-            let clean = clean_message(message, request.context.sender_is_owner);
-            if clean.text.is_empty() {
-                continue;
-            }
-            class = Some(class.map_or(clean.class, |k| crate::provenance::lowest(k, clean.class)));
-            conversation.push((message.role.as_str().to_string(), clean.text));
-        }
+        let cleaned: Vec<(&crate::transcript::Message, CleanMessage)> = messages
+            .iter()
+            .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
+            .filter(|(_, clean)| !clean.text.is_empty())
+            .collect();
+        let (conversation, class) = flush_conversation(&cleaned);
         let Some(class) = class else {
             self.ledger
                 .record_flush(session, cycle, request.context.now_ms)
@@ -241,7 +241,7 @@ impl Memory {
                 model_error: None,
             });
         };
-        let path = daily_note(request.context.now_ms);
+        let path = layout::class_file(&daily_note(&request.context), class);
         let today = String::from_utf8_lossy(&self.read_for_append(&path)?).into_owned();
         let completion = crate::model::CompletionRequest {
             purpose: "flush",
@@ -301,6 +301,8 @@ impl Memory {
                     + &project_tag(&request.context).unwrap_or_default();
                 NewEntry {
                     segment: Segment {
+                        id: 0,
+                        speaker: None,
                         text_hash: entry_hash(&indexed_text(&line)),
                         source_class: class,
                         session_kind: kind,
@@ -359,6 +361,7 @@ impl Memory {
             ));
             return Ok(report);
         }
+        let transcript = transcript_note(&request.context, session);
         let mut entries = Vec::new();
         let mut hashes = Vec::new();
         for message in &messages {
@@ -401,8 +404,15 @@ impl Memory {
                 "- {who}: {text}{}",
                 project_tag(&request.context).unwrap_or_default()
             );
-            entries.push(NewEntry {
+            let target = layout::class_file(&transcript, clean.class);
+            entries.push((target, NewEntry {
                 segment: Segment {
+                    id: 0,
+                    speaker: Some(crate::ledger::Speaker {
+                        role: message.role.as_str().to_string(),
+                        sender: message.sender.as_deref().map(one_line),
+                        prefix: who,
+                    }),
                     text_hash: entry_hash(&indexed_text(&line)),
                     source_class: clean.class,
                     session_kind: kind,
@@ -412,7 +422,7 @@ impl Memory {
                     written_by: "ingest",
                 },
                 line,
-            });
+            }));
             hashes.push(hash);
         }
         if entries.is_empty() {
@@ -421,13 +431,25 @@ impl Memory {
                 .get_or_insert_with(|| "no new messages".into());
             return Ok(report);
         }
-        let path = transcript_note(request.context.now_ms, session);
-        let (lines, _) = self.append_entries(&path, entries, request.context.now_ms)?;
+        // One append per file, the trusted transcript first; each file in
+        // message order.
+        let mut files: Vec<(MemoryPath, Vec<NewEntry>)> = Vec::new();
+        for (target, entry) in entries {
+            match files.iter_mut().find(|(p, _)| *p == target) {
+                Some((_, list)) => list.push(entry),
+                None => files.push((target, vec![entry])),
+            }
+        }
+        files.sort_by_key(|(p, _)| *p != transcript);
+        for (path, list) in files {
+            let (lines, _) = self.append_entries(&path, list, request.context.now_ms)?;
+            report.messages_written += lines.len() as u32;
+            report.files.push(path.to_string());
+        }
         self.ledger
             .mark_ingested(session, &hashes)
             .map_err(write_failure)?;
-        report.messages_written = lines.len() as u32;
-        report.path = Some(path.to_string());
+        report.path = report.files.first().cloned();
         Ok(report)
     }
 
@@ -690,16 +712,51 @@ fn write_failure(error: crate::sqlite::DbError) -> MemoryError {
     }
 }
 
-/// Today's daily note for the turn's time.
-pub(super) fn daily_note(now_ms: i64) -> MemoryPath {
-    layout::memory_path(&format!("memory/{}.md", Date::from_ms(now_ms)))
+/// Today's daily note: the owner's local date at the turn.
+pub(super) fn daily_note(context: &TurnContext) -> MemoryPath {
+    layout::memory_path(&format!("memory/{}.md", context.local_date()))
         .expect("a dated daily-note path is valid")
 }
 
-/// A session's transcript note: `memory/YYYY-MM-DD-session-<id>.md`, the id
-/// reduced to safe characters (with a hash when that changed it, so two ids
-/// never share a file).
-pub(super) fn transcript_note(now_ms: i64, session: &str) -> MemoryPath {
+/// What a flush shows the model, and the class its notes are recorded
+/// with: the owner's and the agent's messages, with quoted material (tool
+/// output, web pages, non-owner and scaffolding messages) left out and
+/// counted — `ingest` keeps that, apart. A conversation of nothing but
+/// quoted material is shown as it is, and its notes take its lowest class.
+fn flush_conversation(
+    messages: &[(&crate::transcript::Message, CleanMessage)],
+) -> (Vec<(String, String)>, Option<SourceClass>) {
+    let trusted = |c: SourceClass| matches!(c, SourceClass::Owner | SourceClass::Agent);
+    let any_trusted = messages.iter().any(|(_, m)| trusted(m.class));
+    let mut conversation = Vec::new();
+    let mut class: Option<SourceClass> = None;
+    let mut left_out = 0usize;
+    for (message, clean) in messages {
+        if any_trusted && !trusted(clean.class) {
+            left_out += 1;
+            continue;
+        }
+        if left_out > 0 {
+            conversation.push(("note".into(), left_out_marker(left_out)));
+            left_out = 0;
+        }
+        class = Some(class.map_or(clean.class, |k| crate::provenance::lowest(k, clean.class)));
+        conversation.push((message.role.as_str().to_string(), clean.text.clone()));
+    }
+    if left_out > 0 && class.is_some() {
+        conversation.push(("note".into(), left_out_marker(left_out)));
+    }
+    (conversation, class)
+}
+
+fn left_out_marker(n: usize) -> String {
+    format!("[{n} message(s) of quoted material (tool output, web pages, other people) left out: memory keeps them apart]")
+}
+
+/// A session's transcript note: `memory/YYYY-MM-DD-session-<id>.md` of the
+/// owner's local date, the id reduced to safe characters (with a hash when
+/// that changed it, so two ids never share a file).
+pub(super) fn transcript_note(context: &TurnContext, session: &str) -> MemoryPath {
     let safe: String = session
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
@@ -712,7 +769,7 @@ pub(super) fn transcript_note(now_ms: i64, session: &str) -> MemoryPath {
     };
     layout::memory_path(&format!(
         "memory/{}-session-{slug}.md",
-        Date::from_ms(now_ms)
+        context.local_date()
     ))
     .expect("a sanitised transcript path is valid")
 }
@@ -790,16 +847,7 @@ fn without_escape_sequences(text: &str) -> std::borrow::Cow<'_, str> {
 /// current key (the first active one), with semicolons escaped so one key can
 /// never become two.
 pub(super) fn project_tag(context: &TurnContext) -> Option<String> {
-    let key = one_line(context.active_projects.first()?);
-    let mut escaped = String::new();
-    let mut previous = ' ';
-    for c in key.chars() {
-        if c == ';' && previous != '\\' {
-            escaped.push('\\');
-        }
-        escaped.push(c);
-        previous = c;
-    }
+    let escaped = crate::annotations::escape_project_key(&one_line(context.active_projects.first()?));
     (!escaped.is_empty()).then(|| format!(" <!-- project: {escaped} -->"))
 }
 

@@ -1,0 +1,334 @@
+//! What a line says, judged by its words — not by who wrote it or how it was
+//! formatted: a fact, the resolution of a problem, a bare symptom, a
+//! question, chatter, or an agent narrating its own work. Dreaming promotes
+//! facts and resolutions only; lane 1 puts a resolution before the symptom
+//! it answers. Pure and deterministic.
+//!
+//! The markers are English. A line in another language is judged a fact
+//! unless it is a question (`?`, `？`) — the gate errs on the side the
+//! recall signals already vouch for.
+
+use crate::text;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Statement {
+    /// A durable statement: a decision, a value, a preference, a state.
+    Fact,
+    /// Says how a problem is fixed, avoided or explained.
+    Resolution,
+    /// Reports a problem and nothing about how to fix it.
+    Symptom,
+    /// Asks.
+    Question,
+    /// Greetings, thanks, acknowledgements.
+    Chatter,
+    /// The agent narrating its own next step ("Let me check the logs").
+    Process,
+}
+
+impl Statement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Statement::Fact => "fact",
+            Statement::Resolution => "resolution",
+            Statement::Symptom => "symptom",
+            Statement::Question => "question",
+            Statement::Chatter => "chatter",
+            Statement::Process => "process",
+        }
+    }
+
+    /// Whether a line saying this may enter the curated core.
+    pub fn promotable(self) -> bool {
+        matches!(self, Statement::Fact | Statement::Resolution)
+    }
+
+    /// Why a line saying this is not promoted (`None` when it may be).
+    pub fn refusal(self) -> Option<&'static str> {
+        match self {
+            Statement::Fact | Statement::Resolution => None,
+            Statement::Symptom => Some("a problem report without its resolution"),
+            Statement::Question => Some("a question, not a fact"),
+            Statement::Chatter => Some("chatter (a greeting, thanks or an acknowledgement)"),
+            Statement::Process => Some("the agent narrating its work, not a fact"),
+        }
+    }
+}
+
+/// Words that make a line chatter when it holds nothing else.
+const CHATTER: &[&str] = &[
+    "hi", "hello", "hey", "heya", "yo", "morning", "good", "evening", "afternoon", "night",
+    "thanks", "thank", "thx", "ty", "cheers", "you", "so", "much", "very", "a", "lot", "ok",
+    "okay", "k", "kk", "great", "cool", "nice", "perfect", "awesome", "sure", "yes", "yeah",
+    "yep", "no", "nope", "got", "it", "sounds", "that", "works", "will", "do", "bye",
+    "later", "see", "ya", "np", "problem", "lol", "haha", "wow", "again", "as", "always",
+    "appreciate", "appreciated", "that's", "thats", "all", "for", "now", "the", "help",
+    "helpful", "done", "fine", "alright", "right", "indeed", "exactly", "agreed", "noted",
+    "understood", "makes", "sense", "welcome", "youre", "you're", "happy", "to", "glad",
+    "i", "i'm", "im", "it's", "its", "is", "was", "there", "what", "up", "how", "are",
+];
+
+/// Openings of an agent narrating its next step.
+const PROCESS_OPENINGS: &[&str] = &[
+    "let me",
+    "let's see",
+    "lets see",
+    "i'll",
+    "i will",
+    "i'm going to",
+    "im going to",
+    "i am going to",
+    "one moment",
+    "one sec",
+    "give me a",
+    "checking",
+    "looking into",
+    "looking at",
+    "working on",
+    "on it",
+    "hang on",
+    "hold on",
+    "i'm checking",
+    "i'm looking",
+    "i am checking",
+    "i am looking",
+    "sure, let me",
+    "sure, i'll",
+    "ok, let me",
+    "okay, let me",
+];
+
+/// Words (stemmed) that report a problem.
+const PROBLEM_WORDS: &[&str] = &[
+    "fail", "failur", "error", "broken", "break", "broke", "crash", "stuck", "hang", "hung",
+    "timeout", "refus", "deni", "panic", "except", "bug", "flaki", "flaky", "segfault",
+    "oom", "leak", "slow", "wrong", "regress", "unreach", "unavail", "corrupt", "reject",
+    "complain", "warn", "outag", "down", "miss", "cant", "cannot", "wont", "couldnt",
+    "doesnt", "didnt", "isnt",
+];
+
+/// Phrases that report a problem.
+const PROBLEM_PHRASES: &[&str] = &[
+    "doesn't work",
+    "does not work",
+    "not working",
+    "stopped working",
+    "no longer",
+    "timed out",
+    "times out",
+    "timing out",
+    "keeps getting",
+    "keep getting",
+    "keep seeing",
+    "keeps throwing",
+    "keeps returning",
+    "keeps happening",
+    "keeps dying",
+    "out of memory",
+    "not found",
+    "keeps failing",
+    "can't",
+    "won't",
+];
+
+/// Words (stemmed) that say how a problem is fixed or explained.
+const RESOLUTION_WORDS: &[&str] = &[
+    "fix", "workaround", "solut", "solv", "resolv", "unblock", "caus", "becaus", "cure",
+    "remedi", "mitig", "avoid",
+];
+
+/// Phrases that say how a problem is fixed or explained.
+const RESOLUTION_PHRASES: &[&str] = &[
+    "due to",
+    "turned out",
+    "turns out",
+    "root cause",
+    "the trick",
+    "goes away",
+    "went away",
+    "works again",
+    "works after",
+    "worked after",
+    "works once",
+    "works if",
+    "works when",
+    "passes after",
+    "passes again",
+    "passes once",
+    "instead of",
+    "by running",
+    "after running",
+    "need to",
+    "needs to",
+    "have to",
+    "has to",
+    "make sure",
+    "you should",
+    "we should",
+    "the answer is",
+    "is to ",
+];
+
+/// Imperative verbs that open a fix ("Clear the cache", "Pin openssl to …").
+const FIX_VERBS: &[&str] = &[
+    "add", "bump", "change", "check", "clean", "clear", "configure", "delete", "disable",
+    "downgrade", "drop", "enable", "export", "flush", "increase", "install", "kill", "lower",
+    "move", "pin", "point", "purge", "raise", "rebuild", "recreate", "regenerate", "reinstall",
+    "reload", "remove", "rename", "reset", "restart", "revert", "rerun", "rotate", "run",
+    "set", "switch", "try", "turn", "unset", "update", "upgrade", "use", "wipe",
+];
+
+/// What a line says. `text` is the line's own words: no list marker, no
+/// role prefix, no annotation comments.
+pub fn classify(text: &str) -> Statement {
+    let trimmed = text::strip_list_marker(text.trim()).trim();
+    let lower = trimmed.to_lowercase();
+    let words: Vec<String> = text::tokens(trimmed).collect();
+    if words.is_empty() {
+        return Statement::Chatter;
+    }
+    let stems: Vec<String> = words.iter().map(|w| text::stem(w)).collect();
+    let apostrophe_free = lower.replace(['\'', '’'], "");
+    let problem = stems
+        .iter()
+        .any(|s| PROBLEM_WORDS.iter().any(|p| s == p || (p.len() >= 4 && s.starts_with(p))))
+        || PROBLEM_PHRASES.iter().any(|p| lower.contains(p))
+        || apostrophe_free
+            .split_whitespace()
+            .any(|w| matches!(w, "cant" | "wont" | "doesnt" | "didnt" | "isnt" | "couldnt"));
+    let resolution = stems
+        .iter()
+        .any(|s| RESOLUTION_WORDS.iter().any(|r| s.starts_with(r)))
+        || RESOLUTION_PHRASES.iter().any(|p| lower.contains(p))
+        || opens_with_fix_verb(&lower);
+    if is_question(trimmed, &lower) && !resolution {
+        return Statement::Question;
+    }
+    if is_chatter(&words) {
+        return Statement::Chatter;
+    }
+    if PROCESS_OPENINGS.iter().any(|p| opens_with(&lower, p)) && !resolution {
+        return Statement::Process;
+    }
+    match (problem, resolution) {
+        (_, true) => Statement::Resolution,
+        (true, false) => Statement::Symptom,
+        (false, false) => Statement::Fact,
+    }
+}
+
+fn opens_with(lower: &str, opening: &str) -> bool {
+    lower.strip_prefix(opening).is_some_and(|rest| {
+        rest.is_empty() || rest.starts_with(|c: char| !c.is_alphanumeric())
+    })
+}
+
+/// A sentence opening with a fix verb ("Clear ~/.cargo/registry and
+/// rebuild", "Just pin openssl", "Try running with --locked").
+fn opens_with_fix_verb(lower: &str) -> bool {
+    lower
+        .split(['.', ';', '!', '\n', '—', ':'])
+        .map(|s| s.trim_start_matches(|c: char| !c.is_alphanumeric()))
+        .any(|sentence| {
+            let mut words = sentence.split_whitespace();
+            let mut first = words.next().unwrap_or("");
+            if matches!(first, "just" | "then" | "so" | "simply" | "first" | "also") {
+                first = words.next().unwrap_or("");
+            }
+            let first = first.trim_matches(|c: char| !c.is_alphanumeric());
+            FIX_VERBS.contains(&first)
+        })
+}
+
+fn is_question(trimmed: &str, lower: &str) -> bool {
+    if trimmed.ends_with(['?', '？']) {
+        return true;
+    }
+    // "What port does the gateway use" without its question mark.
+    let first = lower.split_whitespace().next().unwrap_or("");
+    let interrogative = matches!(
+        first,
+        "what" | "why" | "how" | "when" | "where" | "who" | "which" | "whats" | "what's"
+    );
+    interrogative && !lower.contains(". ") && !lower.contains(" is ") && lower.len() < 120
+        && !trimmed.ends_with('.')
+}
+
+fn is_chatter(words: &[String]) -> bool {
+    let filler = words
+        .iter()
+        .filter(|w| CHATTER.contains(&w.as_str()))
+        .count();
+    // Everything is filler, or a short line with at most one other word
+    // ("thanks Dana!", "ok great, merging").
+    filler == words.len() || (words.len() <= 4 && filler + 1 >= words.len() && filler >= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Statement::*;
+
+    fn check(cases: &[(&str, Statement)]) {
+        for (text, expected) in cases {
+            assert_eq!(classify(text), *expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn facts_are_facts() {
+        check(&[
+            ("The gateway listens on port 8443 behind the office VPN.", Fact),
+            ("Dana owns billing; invoices go out on the 3rd.", Fact),
+            ("The staging database moved to db-7f3k.staging.internal:5433.", Fact),
+            ("We deploy the api on Thursdays after the freeze lifts.", Fact),
+            ("Keep the gateway on loopback.", Fact),
+            ("- 网关监听在 8443 端口", Fact),
+            ("Git is how the team ships every Friday afternoon.", Fact),
+            ("The owner keeps invoices in the shared Drive folder.", Fact),
+        ]);
+    }
+
+    #[test]
+    fn resolutions_are_told_from_their_symptoms() {
+        check(&[
+            ("cargo build fails with error E0463 again after the toolchain update", Symptom),
+            ("The nightly job keeps timing out on the integration tests.", Symptom),
+            ("ugh, the deploy is broken again", Symptom),
+            ("I can't log into the staging box anymore", Symptom),
+            ("Clear ~/.cargo/registry and rebuild: that fixes E0463.", Resolution),
+            ("E0463 goes away once you delete ~/.cargo/registry and rebuild.", Resolution),
+            ("The timeouts were caused by the shared runner; pin the job to runner-7.", Resolution),
+            ("Pin openssl to 3.0.14 and the TLS handshake error disappears.", Resolution),
+            ("It turned out the token had expired; rotating it unblocked the deploy.", Resolution),
+            ("You need to export PGSSLMODE=disable before running the migrations.", Resolution),
+            ("Just restart the gateway with --reset-cache when it hangs.", Resolution),
+        ]);
+    }
+
+    #[test]
+    fn questions_chatter_and_process_talk_are_not_facts() {
+        check(&[
+            ("what port does the gateway use again?", Question),
+            ("Any idea why the build is failing?", Question),
+            ("How do I rotate the deploy key", Question),
+            ("thanks, that did it!", Chatter),
+            ("ok great", Chatter),
+            ("Good morning!", Chatter),
+            ("hey", Chatter),
+            ("Let me check the logs.", Process),
+            ("I'll look into the failing test now.", Process),
+            ("Sure, let me search my notes for that.", Process),
+            ("Checking the CI run…", Process),
+        ]);
+    }
+
+    #[test]
+    fn only_facts_and_resolutions_are_promotable() {
+        assert!(Fact.promotable() && Resolution.promotable());
+        for s in [Symptom, Question, Chatter, Process] {
+            assert!(!s.promotable());
+            assert!(s.refusal().is_some());
+        }
+    }
+}
