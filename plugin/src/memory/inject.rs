@@ -13,6 +13,10 @@ use crate::dreaming::candidates::FactWords;
 use crate::statement::Statement;
 use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
 
+/// A trigger phrase matched at least as a present single word (the scale's
+/// 0.85).
+const SINGLE_WORD_MATCH: f32 = 0.85;
+
 /// The project-memory block's own budget, and what one entry may take of it.
 const PROJECT_BLOCK_CHARS: usize = 1_000;
 const PROJECT_ENTRY_CHARS: usize = 300;
@@ -101,6 +105,9 @@ impl Memory {
         let candidates = &self.lane1_entries.as_ref().expect("loaded above").1;
         let mut scored: Vec<(f32, usize)> = Vec::new();
         let mut borderline: Vec<(f32, usize)> = Vec::new();
+        // Resolutions whose trigger matched strongly but whose words differ
+        // from the message's (a fix rarely repeats the complaint).
+        let mut answers_short: Vec<usize> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
             if !triggers::projects_allow(&c.projects, &request.context.active_projects) {
                 continue;
@@ -118,6 +125,8 @@ impl Memory {
                 scored.push((score, i));
             } else if c.vector.is_some() {
                 borderline.push((best, i));
+            } else if c.statement == Statement::Resolution && best >= SINGLE_WORD_MATCH {
+                answers_short.push(i);
             }
         }
         if !borderline.is_empty() {
@@ -134,9 +143,29 @@ impl Memory {
                         let score = triggers::entry_score(best, cosine);
                         if score >= INJECT_THRESHOLD {
                             scored.push((score, i));
+                        } else if candidates[i].statement == Statement::Resolution
+                            && best >= SINGLE_WORD_MATCH
+                        {
+                            answers_short.push(i);
                         }
                     }
                 }
+            }
+        }
+        // A symptom that matched says the problem is in the message: the
+        // resolution of the same problem whose trigger matched too answers
+        // it, and takes the symptom's place.
+        for i in answers_short {
+            let symptom = scored
+                .iter()
+                .filter(|(_, j)| {
+                    !candidates[*j].statement.promotable()
+                        && candidates[*j].words.overlaps(&candidates[i].words)
+                })
+                .map(|(s, _)| *s)
+                .reduce(f32::max);
+            if let Some(score) = symptom {
+                scored.push((score, i));
             }
         }
         // What an entry says ranks before how strongly it matched: a bare

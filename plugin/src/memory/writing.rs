@@ -9,6 +9,7 @@ use crate::error::{io_error, MemoryError, Result};
 use crate::layout::{self, MemoryPath};
 use crate::ledger::Segment;
 use crate::markdown;
+use crate::dreaming::consolidate::project_set;
 use crate::provenance::{classify, ContentOrigin};
 use crate::workspace::content_hash;
 use std::collections::HashSet;
@@ -563,16 +564,24 @@ impl Memory {
     ) -> Result<(Vec<u32>, u32)> {
         let full = self.workspace.join(path.as_str());
         let existing = self.read_for_append(path)?;
-        let present: HashSet<String> = markdown::parse(&String::from_utf8_lossy(&existing))
-            .entries
-            .iter()
-            .map(|e| entry_hash(&e.text))
-            .collect();
+        // The same text tagged for another project is another entry: a
+        // workaround learnt in two repositories is kept for each.
+        let present: HashSet<(String, Vec<String>)> =
+            markdown::parse(&String::from_utf8_lossy(&existing))
+                .entries
+                .iter()
+                .map(|e| (entry_hash(&e.text), project_set(&e.annotations.projects)))
+                .collect();
         let mut seen = present;
         let mut fresh: Vec<NewEntry> = Vec::new();
         let mut duplicates = 0;
         for entry in entries {
-            if seen.insert(entry.segment.text_hash.clone()) {
+            let projects = markdown::parse(&entry.line)
+                .entries
+                .first()
+                .map(|e| project_set(&e.annotations.projects))
+                .unwrap_or_default();
+            if seen.insert((entry.segment.text_hash.clone(), projects)) {
                 fresh.push(entry);
             } else {
                 duplicates += 1;
