@@ -79,7 +79,8 @@ const VAGUE_WORDS: &[&str] = &[
     "uses", "using", "want", "way", "week", "work", "worked", "working", "works",
     "yesterday", "yet", "you", "your", "about", "above", "across", "after", "against",
     "around", "before", "behind", "below", "between", "during", "into", "onto", "over",
-    "through", "toward", "towards", "under", "upon", "within", "without",
+    "through", "toward", "towards", "under", "upon", "within", "without", "error", "errors",
+    "issue", "issues", "problem", "problems", "bug", "bugs", "help", "question",
 ];
 
 /// Trigger phrases for an entry promoted without its own: the words a
@@ -87,7 +88,7 @@ const VAGUE_WORDS: &[&str] = &[
 /// entry's own words (so no query can put foreign words into `MEMORY.md`),
 /// never its vague or function words. In order of preference:
 /// - the entry's words that the queries which kept recalling it share with
-///   it (two to three: how the owner actually asks about it);
+///   it (the two most telling: how the owner actually asks about it);
 /// - its most telling identifier on its own (an error code, a host, a
 ///   path: `e0463`, `db2 internal`), which a message about the same problem
 ///   names;
@@ -96,7 +97,7 @@ pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
     let content = |t: &String| {
         !crate::text::is_stop_word(t)
             && !VAGUE_WORDS.contains(&t.as_str())
-            && (t.chars().count() >= 3 || t.chars().any(|c| c.is_ascii_digit()))
+            && (t.chars().count() >= 2)
     };
     let mut own: Vec<(String, String)> = Vec::new(); // (stem, word as written)
     for token in crate::text::tokens(text).filter(content) {
@@ -125,15 +126,37 @@ pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
     };
     for key in query_keys {
         let wanted: HashSet<&str> = key.split(' ').collect();
-        let words: Vec<&str> = own
+        // The two most telling of them, in the entry's order: a message
+        // holding both matches fully, in any order.
+        let mut words: Vec<(usize, usize, &str)> = own
             .iter()
-            .filter(|(stem, _)| wanted.contains(stem.as_str()))
-            .map(|(_, word)| word.as_str())
-            .take(3)
+            .enumerate()
+            .filter(|(_, (stem, _))| wanted.contains(stem.as_str()))
+            .map(|(at, (_, word))| (telling(word), at, word.as_str()))
             .collect();
-        if words.len() >= 2 {
-            add(words.join(" "), &mut phrases);
+        words.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        words.truncate(2);
+        words.sort_by_key(|w| w.1);
+        if words.len() == 2 {
+            add(format!("{} {}", words[0].2, words[1].2), &mut phrases);
         }
+    }
+    // A code the problem is known by (`E0463`, `ERR_SSL_PROTOCOL`, `v3.0.14`
+    // is a value, not a code): one word of letters and digits, on its own.
+    let mut codes: Vec<String> = ids
+        .iter()
+        .filter(|id| {
+            let words: Vec<String> = crate::text::tokens(id).collect();
+            words.len() == 1
+                && id.chars().any(|c| c.is_ascii_digit())
+                && id.chars().filter(|c| c.is_alphabetic()).count() >= 1
+                && !id.starts_with('v')
+        })
+        .cloned()
+        .collect();
+    codes.sort();
+    if let Some(code) = codes.first() {
+        add(code.clone(), &mut phrases);
     }
     // The identifier that says the most (longest), as its words.
     let mut id_list: Vec<&String> = ids.iter().collect();
@@ -750,9 +773,48 @@ mod tests {
         .collect();
         assert_eq!(
             derive_triggers(text, &keys),
-            vec!["gateway port", "gateway office vpn"]
+            vec!["gateway port", "gateway vpn"]
         );
         assert_eq!(derive_triggers(text, &[]), vec!["gateway listens"]);
+    }
+
+    /// Derived triggers on real phrasings: the messages a person sends when
+    /// the same thing comes up again match a phrase fully (no vague word
+    /// pairs such as `talked gateway`).
+    #[test]
+    fn derived_triggers_match_how_the_problem_comes_back() {
+        let key = |q: &str| super::super::signals::query_key(q).unwrap();
+        let cases: [(&str, [&str; 3], [&str; 3]); 3] = [
+            (
+                "Clear ~/.cargo/registry and rebuild: that fixes the E0463 linker error.",
+                ["how did we fix the E0463 error", "cargo build fails can't find crate", "what did we talk about the registry"],
+                ["cargo build is failing with E0463 again", "error[E0463]: can't find crate for core, help", "E0463 again after rustup, what was the fix"],
+            ),
+            (
+                "The staging database moved to db-7f3k.staging.internal:5433.",
+                ["staging db host", "where is the staging database now", "what we talked about staging"],
+                ["can't connect to the staging database", "what's the staging db host again?", "is db-7f3k.staging.internal still up?"],
+            ),
+            (
+                "Pin openssl to 3.0.14; newer versions break the TLS handshake with the gateway.",
+                ["openssl version for the gateway", "tls handshake error gateway", "which openssl did we pin"],
+                ["TLS handshake failing again on the gateway", "the gateway TLS handshake broke after an openssl update", "gateway handshake errors after the openssl update"],
+            ),
+        ];
+        for (entry, queries, later) in cases {
+            let keys: Vec<String> = queries.iter().map(|q| key(q)).collect();
+            let triggers = derive_triggers(entry, &keys);
+            assert!(!triggers.is_empty(), "{entry}");
+            for t in &triggers {
+                for word in t.split(' ') {
+                    assert!(!VAGUE_WORDS.contains(&word) && !crate::text::is_stop_word(word), "{t:?} of {entry}");
+                }
+            }
+            for message in later {
+                let best = crate::triggers::best_phrase(&triggers, &crate::triggers::words(message));
+                assert!(best >= 0.85, "{message:?} vs {triggers:?}: {best}");
+            }
+        }
     }
 
     #[test]
