@@ -404,6 +404,8 @@ pub fn run_parsed(
         min_score: s.min_score,
         recency_half_life_days: s.recency_half_life_days,
         fts_tokenizer: s.tokenizer.clone(),
+        // Never the host's zone.
+        time_zone: Some("UTC".into()),
         ..Overrides::default()
     };
     let mut config = ConfigFile::default();

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use memory_harness::clock::{parse_now, system_now_ms};
+use memory_harness::clock::{fixed_zone, parse_local, parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
     wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
@@ -32,9 +32,18 @@ struct Global {
     /// The agent workspace (MEMORY.md, USER.md, memory/*.md); the component's only directory.
     #[arg(long, global = true)]
     workspace: Option<PathBuf>,
-    /// A fixed clock: YYYY-MM-DD (midnight UTC) or RFC 3339.
+    /// A fixed clock: YYYY-MM-DD (midnight UTC), RFC 3339, or a local
+    /// YYYY-MM-DDTHH:MM[:SS] in the time zone. A numeric offset
+    /// (2026-12-02T23:30:00-05:00) is the local offset for the whole run,
+    /// instead of the zone's; Z names the instant only.
     #[arg(long, global = true)]
     now: Option<String>,
+    /// The owner's IANA time zone (e.g. Europe/Lisbon): local dates (daily
+    /// notes), times typed without an offset and serve's schedule follow
+    /// it. Default: `timeZone` in the configuration, else the host's (TZ,
+    /// else /etc/localtime, else UTC).
+    #[arg(long, global = true, value_name = "ZONE")]
+    time_zone: Option<String>,
     /// Embedder: minilm (default), none (FTS-only), test (deterministic), failing.
     #[arg(long, global = true)]
     embedder: Option<String>,
@@ -197,6 +206,8 @@ enum Command {
     /// Time-based intents due now (or --at a time), for a scheduler; each
     /// returned intent spends a fire.
     Due {
+        /// The time to check (default now): a local YYYY-MM-DDTHH:MM[:SS] in
+        /// the time zone, RFC 3339 with an offset, or YYYY-MM-DD (midnight UTC).
         #[arg(long)]
         at: Option<String>,
     },
@@ -261,10 +272,11 @@ enum Command {
         #[arg(long, default_value_t = 30, requires = "serve")]
         refresh: u32,
     },
-    /// Keep running and sweep on a schedule (cron, UTC; default
-    /// `[memory.dreaming] frequency`, else `0 3 * * *`).
+    /// Keep running and sweep on a schedule (cron on the local wall clock
+    /// of the time zone; default `[memory.dreaming] frequency`, else
+    /// `0 3 * * *`).
     Serve {
-        /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *".
+        /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *" (local time).
         #[arg(long)]
         cron: Option<String>,
         /// Stop after this many sweeps (default: run until stopped).
@@ -351,7 +363,9 @@ enum IntentAction {
         /// entry. Repeat for several.
         #[arg(long)]
         trigger: Vec<String>,
-        /// A due time (YYYY-MM-DD or RFC 3339) for a time-based intent.
+        /// A due time for a time-based intent: a local YYYY-MM-DDTHH:MM[:SS]
+        /// in the time zone, RFC 3339 with an offset, or YYYY-MM-DD
+        /// (midnight UTC).
         #[arg(long)]
         due: Option<String>,
         #[arg(long)]
@@ -614,7 +628,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     let spec = wit_intents::IntentSpec {
                         text,
                         triggers: trigger,
-                        due_at_ms: due.as_deref().map(parse_now).transpose()?,
+                        due_at_ms: due
+                            .as_deref()
+                            .map(|due| parse_local(due, &state.time_zone).context("--due"))
+                            .transpose()?
+                            .map(|due| due.ms),
                         channel,
                         sender,
                         expires_in_ms: expires_days.map(|d| d as i64 * 86_400_000),
@@ -709,7 +727,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Due { at } => {
             let mut state = open(&g)?;
             let at = match at {
-                Some(at) => parse_now(&at)?,
+                Some(at) => parse_local(&at, &state.time_zone).context("--at")?.ms,
                 None => state.now_ms,
             };
             let list = state.host.due(at).map_err(call_error)?;
@@ -1034,9 +1052,27 @@ fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<R
         fts_tokenizer: g.tokenizer.clone(),
         no_cache: g.no_cache,
         model: g.model.clone(),
+        time_zone: g.time_zone.clone(),
         ..Overrides::default()
     };
-    resolve(&file, &overrides)
+    let mut resolved = resolve(&file, &overrides)?;
+    // `--now` written with a numeric offset: that is the local offset for
+    // the run, instead of the zone's.
+    if let Some(text) = &g.now {
+        let at = parse_local(text, &resolved.time_zone).context("--now")?;
+        if let Some(minutes) = at.offset_minutes {
+            resolved.time_zone = fixed_zone(minutes).context("--now")?;
+        }
+    }
+    Ok(resolved)
+}
+
+/// `--now` (read in the run's zone), else the system clock.
+fn now_ms(g: &Global, resolved: &Resolved) -> anyhow::Result<i64> {
+    match &g.now {
+        Some(text) => Ok(parse_local(text, &resolved.time_zone).context("--now")?.ms),
+        None => Ok(system_now_ms()),
+    }
 }
 
 /// Annotated entries in the general benchmark's MEMORY.md.
@@ -1073,6 +1109,8 @@ fn bench_both(
     let mut g = g.clone();
     g.now = g.now.or(Some(default_now.into()));
     g.embedder = g.embedder.or(Some("none".into()));
+    // The native side's turns are in UTC: so are the sandboxed side's.
+    g.time_zone = Some("UTC".into());
     let now = parse_now(g.now.as_deref().unwrap_or(default_now))?;
 
     let dir = base.join("wasm");
@@ -1145,10 +1183,7 @@ fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
 
 fn open(g: &Global) -> anyhow::Result<Session> {
     let resolved = resolved(g, None)?;
-    let now = match &g.now {
-        Some(text) => parse_now(text)?,
-        None => system_now_ms(),
-    };
+    let now = now_ms(g, &resolved)?;
     let mut session = Session::open(&resolved, now)?;
     if let Some(repo) = &g.repo {
         if let Some(key) = memory_harness::project::project_key(repo)? {
@@ -1525,7 +1560,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         ("2026-12-03T14:00:00Z", "is the gateway on loopback?"),
         ("2026-12-03T15:00:00Z", "gateway network setting"),
     ] {
-        session.now_ms = parse_now(at)?;
+        session.set_now(parse_now(at)?);
         let request = wit_recall::SearchRequest {
             query: query.into(),
             max_results: Some(3),
@@ -1534,7 +1569,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         };
         session.host.search(&request).map_err(call_error)?;
     }
-    session.now_ms = parse_now("2026-12-04T03:00:00Z")?;
+    session.set_now(parse_now("2026-12-04T03:00:00Z")?);
     let request = wit_dream::DreamRequest {
         phases: Vec::new(),
         dry_run: false,
@@ -1548,7 +1583,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         dir.display()
     );
     println!("== memory-harness intent create \"mention the changelog\" --trigger release");
-    session.now_ms = parse_now("2026-12-04T09:00:00Z")?;
+    session.set_now(parse_now("2026-12-04T09:00:00Z")?);
     session
         .host
         .intent_create(
@@ -1652,12 +1687,7 @@ fn report(
 ) -> anyhow::Result<i32> {
     use memory_harness::report::{self, html};
     let resolved = resolved(g, None)?;
-    let now = || -> anyhow::Result<i64> {
-        Ok(match &g.now {
-            Some(text) => parse_now(text)?,
-            None => system_now_ms(),
-        })
-    };
+    let now = || now_ms(g, &resolved);
     if let Some(addr) = serve {
         let addr = report::serve::loopback_addr(&addr)?;
         // Refuse a workspace with nothing to review before listening.
@@ -1713,18 +1743,20 @@ fn report(
 /// between sweeps.
 fn serve(g: &Global, cron: Option<String>, max_sweeps: Option<u32>) -> anyhow::Result<i32> {
     let resolved = resolved(g, None)?;
+    let zone = resolved.time_zone.clone();
     let expression = cron.unwrap_or_else(|| resolved.dream_schedule.clone());
     let schedule = memory_harness::cron::Schedule::parse(&expression)
         .with_context(|| format!("bad schedule {expression:?}"))?;
     let mut sweeps = 0;
     while max_sweeps.is_none_or(|max| sweeps < max) {
         let now = system_now_ms();
-        let Some(next) = schedule.next_after(now) else {
+        let Some(next) = schedule.next_after(now, &zone) else {
             bail!("the schedule {expression:?} never fires");
         };
         eprintln!(
-            "memory-harness serve: next sweep at {}",
-            memory_harness::cron::format_utc_minute(next)
+            "memory-harness serve: next sweep at {} ({})",
+            memory_harness::clock::format_local_minute(next, &zone),
+            memory_harness::clock::zone_name(&zone)
         );
         std::thread::sleep(std::time::Duration::from_millis((next - now).max(0) as u64));
         let at = system_now_ms();
