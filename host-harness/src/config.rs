@@ -31,6 +31,20 @@ pub struct ConfigFile {
     pub memory: MemoryConfig,
     #[serde(default)]
     pub model: ModelConfig,
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `serve`: delivery of time-based intents.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServeConfig {
+    /// Seconds between due checks (default 60; 0 = none).
+    pub due_every_seconds: Option<u64>,
+    /// Run through `sh -c` for each fired intent, its JSON on stdin.
+    pub deliver_command: Option<String>,
+    /// Append each fired intent to this file as a JSON line.
+    pub deliver_file: Option<PathBuf>,
 }
 
 /// The language model lent to the component (the memory flush).
@@ -173,6 +187,8 @@ pub struct Resolved {
     /// The owner's time zone: local dates, offset-less times and `serve`'s
     /// schedule follow it.
     pub time_zone: jiff::tz::TimeZone,
+    /// `serve`'s delivery settings from the file (flags override them).
+    pub serve: ServeConfig,
 }
 
 /// Command-line values that override the file.
@@ -321,6 +337,7 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
             .clone()
             .unwrap_or_else(|| DEFAULT_DREAM_SCHEDULE.into()),
         time_zone,
+        serve: file.serve.clone(),
     })
 }
 

@@ -272,17 +272,12 @@ enum Command {
         #[arg(long, default_value_t = 30, requires = "serve")]
         refresh: u32,
     },
-    /// Keep running and sweep on a schedule (cron on the local wall clock
-    /// of the time zone; default `[memory.dreaming] frequency`, else
-    /// `0 3 * * *`).
-    Serve {
-        /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *" (local time).
-        #[arg(long)]
-        cron: Option<String>,
-        /// Stop after this many sweeps (default: run until stopped).
-        #[arg(long)]
-        max_sweeps: Option<u32>,
-    },
+    /// Keep running: deliver time-based intents as they fall due (checked
+    /// every --due-every seconds; printed, and handed to --deliver-command
+    /// and --deliver-file), and sweep on a schedule (cron on the local wall
+    /// clock of the time zone; default `[memory.dreaming] frequency`, else
+    /// `0 3 * * *`). The workspace is opened only for each check and sweep.
+    Serve(ServeOptions),
     /// Benchmark the component on deterministic workspaces of NOTES daily
     /// notes of ~2 KB each plus a MEMORY.md of 1,000 annotated entries and
     /// 1,000 armed intents: indexing (cold, no-op, one file changed), search
@@ -735,7 +730,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{}", json::intents(&list));
             } else {
                 for i in &list {
-                    println!("due: intent {}: {}", i.id, i.text);
+                    println!("{}", due_block(i));
                 }
             }
             Ok(0)
@@ -1009,7 +1004,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Command::Serve { cron, max_sweeps } => serve(&g, cron, max_sweeps),
+        Command::Serve(options) => serve(&g, options),
         Command::Report {
             out,
             serve,
@@ -1738,47 +1733,288 @@ fn report(
     Ok(0)
 }
 
-/// Sweeps on the schedule until stopped: each sweep opens the workspace,
-/// syncs, runs every phase and lets go of it again, so the CLI can be used
-/// between sweeps.
-fn serve(g: &Global, cron: Option<String>, max_sweeps: Option<u32>) -> anyhow::Result<i32> {
+/// How a fired intent reads: what `due` prints and `serve` delivers.
+fn due_block(intent: &wit_intents::Intent) -> String {
+    format!("due: intent {}: {}", intent.id, intent.text)
+}
+
+/// `serve`'s flags.
+#[derive(Args)]
+struct ServeOptions {
+    /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *" (local time).
+    #[arg(long)]
+    cron: Option<String>,
+    /// Stop after this many sweeps (default: run until stopped).
+    #[arg(long)]
+    max_sweeps: Option<u32>,
+    /// Seconds between due checks, the first at start (default
+    /// `[serve] dueEverySeconds`, else 60; 0 = no checks, dreaming only).
+    #[arg(long, value_name = "SECONDS")]
+    due_every: Option<u64>,
+    /// Stop after this many due checks (default: run until stopped).
+    #[arg(long)]
+    max_ticks: Option<u32>,
+    /// Also deliver each fired intent to this command, run through
+    /// `sh -c` with the intent as one JSON object on its stdin (default
+    /// `[serve] deliverCommand`); stopped after 60 s. A failure is
+    /// reported on stderr.
+    #[arg(long, value_name = "CMD")]
+    deliver_command: Option<String>,
+    /// Also append each fired intent to this file as a JSON line, synced
+    /// to disk before the command runs, so it keeps what a failing
+    /// command lost (default `[serve] deliverFile`).
+    #[arg(long, value_name = "PATH")]
+    deliver_file: Option<PathBuf>,
+}
+
+/// Checks for due intents every `due_every` seconds and sweeps on the
+/// schedule until stopped. Each check and each sweep opens the workspace
+/// and lets go of it again, so the CLI can be used in between; fired
+/// intents are delivered after the workspace is let go.
+fn serve(g: &Global, options: ServeOptions) -> anyhow::Result<i32> {
     let resolved = resolved(g, None)?;
     let zone = resolved.time_zone.clone();
-    let expression = cron.unwrap_or_else(|| resolved.dream_schedule.clone());
+    let expression = options
+        .cron
+        .unwrap_or_else(|| resolved.dream_schedule.clone());
     let schedule = memory_harness::cron::Schedule::parse(&expression)
         .with_context(|| format!("bad schedule {expression:?}"))?;
-    let mut sweeps = 0;
-    while max_sweeps.is_none_or(|max| sweeps < max) {
-        let now = system_now_ms();
-        let Some(next) = schedule.next_after(now, &zone) else {
-            bail!("the schedule {expression:?} never fires");
-        };
+    let due_every = options
+        .due_every
+        .or(resolved.serve.due_every_seconds)
+        .unwrap_or(60);
+    if due_every == 0 && options.max_ticks.is_some() {
+        bail!("--max-ticks counts due checks, and --due-every 0 turns them off");
+    }
+    let every_ms = i64::try_from(due_every.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let delivery = Delivery {
+        command: options
+            .deliver_command
+            .or_else(|| resolved.serve.deliver_command.clone()),
+        file: options
+            .deliver_file
+            .or_else(|| resolved.serve.deliver_file.clone()),
+        zone: zone.clone(),
+        json: g.json,
+    };
+    // `--now` is where the clock starts; it runs on from there, and each
+    // check and sweep happens at exactly its scheduled time, so that a run
+    // is reproducible.
+    let fixed = g.now.is_some();
+    let start = now_ms(g, &resolved)?;
+    let started = std::time::Instant::now();
+    let clock = || match fixed {
+        true => start + started.elapsed().as_millis() as i64,
+        false => system_now_ms(),
+    };
+    let next_sweep_after = |at: i64| -> anyhow::Result<i64> {
+        let next = schedule
+            .next_after(at, &zone)
+            .with_context(|| format!("the schedule {expression:?} never fires"))?;
         eprintln!(
             "memory-harness serve: next sweep at {} ({})",
             memory_harness::clock::format_local_minute(next, &zone),
             memory_harness::clock::zone_name(&zone)
         );
-        std::thread::sleep(std::time::Duration::from_millis((next - now).max(0) as u64));
-        let at = system_now_ms();
-        let outcome = Session::open(&resolved, at).and_then(|mut session| {
-            let request = wit_dream::DreamRequest {
-                phases: Vec::new(),
-                dry_run: false,
-                gates: session.dream_gates,
-                context: session.context(),
-            };
-            session
-                .host
-                .dream(&request)
-                .map_err(|e| anyhow::anyhow!("{e}"))
-        });
-        // A failed sweep is reported and the next one still runs.
-        match outcome {
-            Ok(report) if g.json => println!("{}", json::dream_report(&report)),
-            Ok(report) => print_dream(&report, false),
-            Err(error) => eprintln!("memory-harness serve: the sweep failed: {error:#}"),
+        Ok(next)
+    };
+    let mut next_sweep = next_sweep_after(start)?;
+    let mut next_due = (due_every > 0).then_some(start);
+    if due_every > 0 {
+        eprintln!("memory-harness serve: checking for due intents every {due_every} s");
+    }
+    let (mut sweeps, mut ticks) = (0u32, 0u32);
+    loop {
+        if options.max_sweeps.is_some_and(|max| sweeps >= max)
+            || options.max_ticks.is_some_and(|max| ticks >= max)
+        {
+            break;
         }
-        sweeps += 1;
+        let now = clock();
+        if let Some(due) = next_due.filter(|due| now >= *due) {
+            let at = if fixed { due } else { now };
+            let outcome = Session::open(&resolved, at)
+                .and_then(|mut session| session.host.due(at).map_err(call_error));
+            // The workspace is let go before delivering.
+            match outcome {
+                Ok(fired) => {
+                    for intent in &fired {
+                        delivery.deliver(intent, at);
+                    }
+                }
+                Err(error) => eprintln!("memory-harness serve: the due check failed: {error:#}"),
+            }
+            ticks += 1;
+            // Checks missed while this one ran are not made up.
+            let mut next = due.saturating_add(every_ms);
+            let after = clock();
+            while next <= after {
+                next = next.saturating_add(every_ms);
+            }
+            next_due = Some(next);
+            continue;
+        }
+        if now >= next_sweep {
+            let at = if fixed { next_sweep } else { now };
+            let outcome = Session::open(&resolved, at).and_then(|mut session| {
+                let request = wit_dream::DreamRequest {
+                    phases: Vec::new(),
+                    dry_run: false,
+                    gates: session.dream_gates,
+                    context: session.context(),
+                };
+                session.host.dream(&request).map_err(call_error)
+            });
+            // A failed sweep is reported and the next one still runs.
+            match outcome {
+                Ok(report) if g.json => println!("{}", json::dream_report(&report)),
+                Ok(report) => print_dream(&report, false),
+                Err(error) => eprintln!("memory-harness serve: the sweep failed: {error:#}"),
+            }
+            sweeps += 1;
+            next_sweep = next_sweep_after(clock())?;
+            continue;
+        }
+        let wake = next_due.map_or(next_sweep, |due| due.min(next_sweep));
+        std::thread::sleep(std::time::Duration::from_millis((wake - now).max(1) as u64));
     }
     Ok(0)
+}
+
+/// The longest a `--deliver-command` may take for one intent.
+const DELIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Where `serve` delivers fired intents: stdout always, then the file and
+/// the command when configured.
+struct Delivery {
+    command: Option<String>,
+    file: Option<PathBuf>,
+    zone: jiff::tz::TimeZone,
+    json: bool,
+}
+
+impl Delivery {
+    /// Prints the intent, appends it to the file (synced) and hands it to
+    /// the command; whatever fails is reported on stderr with the intent,
+    /// so it is never lost silently.
+    fn deliver(&self, intent: &wit_intents::Intent, fired_at: i64) {
+        use memory_harness::clock::format_local;
+        let block = due_block(intent);
+        let record = serde_json::to_string(&Delivered {
+            id: intent.id,
+            text: &intent.text,
+            due_at: intent.due_at_ms.map(|ms| format_local(ms, &self.zone)),
+            fired_at: format_local(fired_at, &self.zone),
+            block: &block,
+        })
+        .expect("a delivery serialises");
+        if self.json {
+            println!("{record}");
+        } else {
+            println!("{block}");
+        }
+        let _ = std::io::stdout().flush();
+        let mut kept = false;
+        if let Some(path) = &self.file {
+            match append_synced(path, &record) {
+                Ok(()) => kept = true,
+                Err(error) => eprintln!(
+                    "memory-harness serve: cannot append intent {} to {}: {error:#}",
+                    intent.id,
+                    path.display()
+                ),
+            }
+        }
+        if let Some(command) = &self.command {
+            if let Err(error) = run_delivery_command(command, &record) {
+                let fallback = match (&self.file, kept) {
+                    (Some(path), true) => format!("it is in {}", path.display()),
+                    _ => format!("the intent: {record}"),
+                };
+                eprintln!(
+                    "memory-harness serve: delivering intent {} to {command:?} failed: {error:#}; {fallback}",
+                    intent.id
+                );
+            }
+        } else if self.file.is_some() && !kept {
+            eprintln!("memory-harness serve: the intent: {record}");
+        }
+    }
+}
+
+/// A fired intent as `serve` hands it on: one JSON object.
+#[derive(serde::Serialize)]
+struct Delivered<'a> {
+    id: i64,
+    text: &'a str,
+    /// RFC 3339 with the local offset at that time.
+    due_at: Option<String>,
+    fired_at: String,
+    /// What `serve` printed for it.
+    block: &'a str,
+}
+
+/// Appends one line to `path` and syncs it (and, for a new file, its
+/// directory) to disk.
+fn append_synced(path: &Path, line: &str) -> anyhow::Result<()> {
+    let existed = path.exists();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(format!("{line}\n").as_bytes())?;
+    file.sync_all()?;
+    if !existed {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Runs `sh -c COMMAND` with `record` and a newline on its stdin; its
+/// stdout goes to serve's stderr, so serve's stdout stays the deliveries.
+fn run_delivery_command(command: &str, record: &str) -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    use std::process::{Command, Stdio};
+    let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(stdout))
+        .spawn()
+        .context("cannot start sh")?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    match stdin.write_all(format!("{record}\n").as_bytes()) {
+        // A command that does not read its input is its own business.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e).context("cannot write to its stdin");
+        }
+        _ => {}
+    }
+    drop(stdin);
+    let deadline = std::time::Instant::now() + DELIVER_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "it did not finish within {} s and was stopped",
+                DELIVER_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    if !status.success() {
+        bail!("{status}");
+    }
+    Ok(())
 }

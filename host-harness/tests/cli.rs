@@ -362,3 +362,95 @@ fn a_due_time_without_an_offset_is_local_to_the_time_zone() {
     assert!(due("2026-12-04T08:59").is_empty());
     assert_eq!(due("2026-12-04T09:01"), ["x"]);
 }
+
+#[test]
+fn serve_delivers_a_due_intent_once_to_stdout_the_file_and_the_command() {
+    let ws = workspace();
+    let out = tempfile::tempdir().unwrap();
+    let (file, piped) = (out.path().join("F.jsonl"), out.path().join("G.jsonl"));
+    let zone = ["--time-zone", "America/New_York"];
+    success(in_workspace(ws.path()).args(zone).args([
+        "intent",
+        "create",
+        "renew the TLS certificate",
+        "--due",
+        "2026-12-04T09:00",
+    ]));
+    let serve = || {
+        let mut command = in_workspace(ws.path());
+        command
+            .args(zone)
+            .args(["--now", "2026-12-04T09:30", "serve", "--max-ticks", "1"])
+            .arg("--deliver-file")
+            .arg(&file)
+            .arg("--deliver-command")
+            .arg(format!("cat >> '{}'", piped.display()));
+        success(&mut command).0
+    };
+    assert_eq!(serve(), "due: intent 1: renew the TLS certificate\n");
+    let expected = serde_json::json!({
+        "id": 1,
+        "text": "renew the TLS certificate",
+        "due_at": "2026-12-04T09:00:00-05:00",
+        "fired_at": "2026-12-04T09:30:00-05:00",
+        "block": "due: intent 1: renew the TLS certificate",
+    });
+    for path in [&file, &piped] {
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines, std::slice::from_ref(&expected), "{}", path.display());
+    }
+    // Its one fire is spent: the next check delivers nothing.
+    assert_eq!(serve(), "");
+    for path in [&file, &piped] {
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap().lines().count(),
+            1,
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn serve_reads_its_zone_and_delivery_from_the_configuration_and_reports_a_failing_command() {
+    let ws = workspace();
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("delivered.jsonl");
+    let config = out.path().join("memory-harness.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "timeZone = \"Asia/Tokyo\"\n\n[serve]\ndueEverySeconds = 60\ndeliverFile = \"{}\"\ndeliverCommand = \"exit 3\"\n",
+            file.display()
+        ),
+    )
+    .unwrap();
+    let with_config = || {
+        let mut command = in_workspace(ws.path());
+        command.arg("--config").arg(&config);
+        command
+    };
+    success(with_config().args(["intent", "create", "stand up", "--due", "2026-12-04T09:00"]));
+    let (stdout, stderr) = success(with_config().args([
+        "--now",
+        "2026-12-04T00:01:00Z",
+        "--json",
+        "serve",
+        "--max-ticks",
+        "1",
+    ]));
+    let printed: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(printed["due_at"], "2026-12-04T09:00:00+09:00");
+    assert_eq!(printed["fired_at"], "2026-12-04T09:01:00+09:00");
+    assert!(
+        stderr.contains("delivering intent 1 to \"exit 3\" failed: exit status: 3")
+            && stderr.contains(&format!("it is in {}", file.display())),
+        "{stderr}"
+    );
+    let kept: Value = serde_json::from_str(std::fs::read_to_string(&file).unwrap().trim()).unwrap();
+    assert_eq!(kept, printed);
+}
