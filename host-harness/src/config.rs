@@ -21,12 +21,30 @@ pub struct ConfigFile {
     /// Where compiled components are cached.
     #[serde(rename = "cacheDir")]
     pub cache_dir: Option<PathBuf>,
+    /// The owner's IANA time zone (default: the host's: `TZ`, else
+    /// `/etc/localtime`, else UTC).
+    #[serde(rename = "timeZone")]
+    pub time_zone: Option<String>,
     #[serde(default)]
     pub limits: LimitsConfig,
     #[serde(default)]
     pub memory: MemoryConfig,
     #[serde(default)]
     pub model: ModelConfig,
+    #[serde(default)]
+    pub serve: ServeConfig,
+}
+
+/// `serve`: delivery of time-based intents.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServeConfig {
+    /// Seconds between due checks (default 60; 0 = none).
+    pub due_every_seconds: Option<u64>,
+    /// Run through `sh -c` for each fired intent, its JSON on stdin.
+    pub deliver_command: Option<String>,
+    /// Append each fired intent to this file as a JSON line.
+    pub deliver_file: Option<PathBuf>,
 }
 
 /// The language model lent to the component (the memory flush).
@@ -74,7 +92,8 @@ pub struct MemoryConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DreamingConfig {
-    /// Cron expression of the sweep for `serve` (default `0 3 * * *`, UTC).
+    /// Cron expression of the sweep for `serve` (default `0 3 * * *`, in
+    /// the local time zone).
     pub frequency: Option<String>,
     pub min_score: Option<f32>,
     pub min_recall_count: Option<u32>,
@@ -163,8 +182,13 @@ pub struct Resolved {
     pub model_timeout: Duration,
     pub settings: wit_store::Settings,
     pub dream_gates: wit_dream::DreamGates,
-    /// When `serve` sweeps (a cron expression, UTC).
+    /// When `serve` sweeps (a cron expression, on the local wall clock).
     pub dream_schedule: String,
+    /// The owner's time zone: local dates, offset-less times and `serve`'s
+    /// schedule follow it.
+    pub time_zone: jiff::tz::TimeZone,
+    /// `serve`'s delivery settings from the file (flags override them).
+    pub serve: ServeConfig,
 }
 
 /// Command-line values that override the file.
@@ -181,6 +205,8 @@ pub struct Overrides {
     pub no_cache: bool,
     /// `none`, `scripted:FILE` or `openai`.
     pub model: Option<String>,
+    /// An IANA time zone name.
+    pub time_zone: Option<String>,
 }
 
 pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
@@ -281,6 +307,8 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         },
         other => anyhow::bail!("unknown model {other:?}; use none, scripted:FILE or openai"),
     };
+    let time_zone =
+        crate::clock::resolve_zone(o.time_zone.as_deref().or(file.time_zone.as_deref()))?;
     Ok(Resolved {
         workspace,
         component,
@@ -308,10 +336,12 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
             .frequency
             .clone()
             .unwrap_or_else(|| DEFAULT_DREAM_SCHEDULE.into()),
+        time_zone,
+        serve: file.serve.clone(),
     })
 }
 
-/// OpenClaw's default sweep time: 03:00 every day.
+/// OpenClaw's default sweep time: 03:00 every day (local time).
 pub const DEFAULT_DREAM_SCHEDULE: &str = "0 3 * * *";
 
 /// `$XDG_CACHE_HOME/memory-core`, else `~/.cache/memory-core`.

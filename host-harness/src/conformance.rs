@@ -7,7 +7,7 @@
 //! written in any scenario: the Markdown files on disk are unchanged (no
 //! operation of this version writes them), and a trapped instance is replaced.
 
-use crate::clock::parse_now;
+use crate::clock::{parse_now, parse_time, Parsed};
 use crate::config::{resolve, ConfigFile, Overrides};
 use crate::host::{
     wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_report, wit_store,
@@ -404,6 +404,8 @@ pub fn run_parsed(
         min_score: s.min_score,
         recency_half_life_days: s.recency_half_life_days,
         fts_tokenizer: s.tokenizer.clone(),
+        // Never the host's zone: the offset is the one `now` is written with.
+        time_zone: Some("UTC".into()),
         ..Overrides::default()
     };
     let mut config = ConfigFile::default();
@@ -412,8 +414,9 @@ pub fn run_parsed(
     config.memory.bootstrap.max_user_file_chars = s.max_user_file_chars;
     config.memory.bootstrap.max_total_chars = s.max_total_chars;
     let resolved = resolve(&config, &overrides)?;
-    let mut now = parse_now(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
-    let mut session = Session::open(&resolved, now)?;
+    let start = parse_time(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
+    let mut session = Session::open(&resolved, start.ms)?;
+    set_clock(&mut session, start);
     // The files as `save_files` saw them, for `files_unchanged`.
     let mut saved: Option<BTreeMap<String, (String, u64)>> = None;
     for (number, step) in scenario.steps.iter().enumerate() {
@@ -428,12 +431,19 @@ pub fn run_parsed(
                 .unwrap_or_default()
         );
         if let Some(at) = &step.now {
-            now = parse_now(at).with_context(|| label.clone())?;
-            session.now_ms = now;
+            set_clock(&mut session, parse_time(at).with_context(|| label.clone())?);
         }
         run_step(&mut session, &workspace, step, &mut saved).with_context(|| label)?;
     }
     Ok(())
+}
+
+/// A scenario's or step's `now`: the clock, and the turn context's
+/// `utc-offset-minutes` from its written offset (`…-05:00`: -300; `Z`, `-00:00`
+/// and a bare date: 0).
+fn set_clock(session: &mut Session, at: Parsed) {
+    session.now_ms = at.ms;
+    session.utc_offset_minutes = at.offset_minutes.unwrap_or(0);
 }
 
 fn run_step(

@@ -1,9 +1,13 @@
 //! Cron expressions for `serve`: five fields (minute, hour, day of month,
 //! month, day of week), each `*`, a number, a range `a-b`, a step `*/n` or
-//! `a-b/n`, or a comma list of those; evaluated in UTC. As in cron, when
-//! both day fields are restricted a day matching either one runs.
+//! `a-b/n`, or a comma list of those; evaluated on the wall clock of a time
+//! zone (the harness's local zone). As in cron, when both day fields are
+//! restricted a day matching either one runs. Across a change of clocks, a
+//! time the clocks skip runs when they resume (`30 2 * * *` at 03:30 on the
+//! spring-forward day), and a time they pass twice runs once, the first time.
 
 use anyhow::{bail, Context};
+use jiff::tz::TimeZone;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
@@ -39,11 +43,14 @@ impl Schedule {
         })
     }
 
-    /// The first minute strictly after `after_ms` that matches, in ms since
-    /// the Unix epoch; `None` when nothing matches within eight years (e.g.
-    /// February 30th).
-    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
-        let mut minute = after_ms.div_euclid(60_000) + 1;
+    /// The first minute strictly after `after_ms` that matches on the
+    /// wall clock of `zone`, in ms since the Unix epoch; `None` when nothing
+    /// matches within eight years (e.g. February 30th).
+    pub fn next_after(&self, after_ms: i64, zone: &TimeZone) -> Option<i64> {
+        // Walk the wall clock's minutes (counted as if it were UTC) from
+        // the one after `after_ms`'s.
+        let wall = crate::clock::instant_to_wall(after_ms, zone);
+        let mut minute = wall.div_euclid(60_000) + 1;
         let limit = minute + 8 * 366 * 1440;
         while minute < limit {
             let days = minute.div_euclid(1440);
@@ -59,7 +66,13 @@ impl Schedule {
             }
             let in_day = minute.rem_euclid(1440);
             if self.hours[(in_day / 60) as usize] && self.minutes[(in_day % 60) as usize] {
-                return Some(minute * 60_000);
+                // A repeated wall-clock minute maps to its first instant,
+                // which may already be past: then it has run.
+                match crate::clock::wall_to_instant(minute * 60_000, zone) {
+                    Ok(at) if at > after_ms => return Some(at),
+                    Ok(_) => {}
+                    Err(_) => return None,
+                }
             }
             minute += 1;
         }
@@ -139,14 +152,22 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::parse_now;
+    use crate::clock::{format_local_minute, parse_now, resolve_zone};
 
     fn next(expr: &str, after: &str) -> String {
+        next_in(expr, after, "UTC")
+            .trim_end_matches("+00:00")
+            .to_string()
+    }
+
+    /// The next run as the zone's wall clock with its offset.
+    fn next_in(expr: &str, after: &str, zone: &str) -> String {
+        let zone = resolve_zone(Some(zone)).unwrap();
         let at = Schedule::parse(expr)
             .unwrap()
-            .next_after(parse_now(after).unwrap())
+            .next_after(parse_now(after).unwrap(), &zone)
             .unwrap();
-        format_utc_minute(at).trim_end_matches('Z').to_string()
+        format_local_minute(at, &zone)
     }
 
     #[test]
@@ -212,6 +233,75 @@ mod tests {
         ] {
             assert!(Schedule::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(Schedule::parse("0 0 30 2 *").unwrap().next_after(0), None);
+        assert_eq!(
+            Schedule::parse("0 0 30 2 *")
+                .unwrap()
+                .next_after(0, &TimeZone::UTC),
+            None
+        );
+    }
+
+    #[test]
+    fn the_schedule_runs_on_the_local_wall_clock() {
+        assert_eq!(
+            next_in("0 3 * * *", "2026-12-02T12:00:00Z", "America/New_York"),
+            "2026-12-03T03:00-05:00"
+        );
+        assert_eq!(
+            next_in("0 3 * * *", "2026-12-02T12:00:00Z", "Asia/Tokyo"),
+            "2026-12-03T03:00+09:00"
+        );
+        // The local day decides the weekday: Sunday 00:00 in Tokyo is
+        // Saturday 15:00 UTC.
+        assert_eq!(
+            next_in("0 0 * * 0", "2026-12-02T00:00:00Z", "Asia/Tokyo"),
+            "2026-12-06T00:00+09:00"
+        );
+    }
+
+    #[test]
+    fn skipped_times_run_when_the_clocks_resume_and_repeated_ones_once() {
+        // New York springs forward at 02:00 on 2026-03-08.
+        assert_eq!(
+            next_in(
+                "30 2 * * *",
+                "2026-03-08T00:00:00-05:00",
+                "America/New_York"
+            ),
+            "2026-03-08T03:30-04:00"
+        );
+        assert_eq!(
+            next_in(
+                "30 2 * * *",
+                "2026-03-08T03:30:00-04:00",
+                "America/New_York"
+            ),
+            "2026-03-09T02:30-04:00"
+        );
+        // …and falls back at 02:00 on 2026-11-01: 01:30 comes twice.
+        assert_eq!(
+            next_in(
+                "30 1 * * *",
+                "2026-11-01T00:00:00-04:00",
+                "America/New_York"
+            ),
+            "2026-11-01T01:30-04:00"
+        );
+        assert_eq!(
+            next_in(
+                "30 1 * * *",
+                "2026-11-01T01:30:00-04:00",
+                "America/New_York"
+            ),
+            "2026-11-02T01:30-05:00"
+        );
+        assert_eq!(
+            next_in(
+                "30 1 * * *",
+                "2026-11-01T01:10:00-05:00",
+                "America/New_York"
+            ),
+            "2026-11-02T01:30-05:00"
+        );
     }
 }

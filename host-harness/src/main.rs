@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use memory_harness::clock::{parse_now, system_now_ms};
+use memory_harness::clock::{fixed_zone, parse_local, parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
     wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
@@ -32,9 +32,18 @@ struct Global {
     /// The agent workspace (MEMORY.md, USER.md, memory/*.md); the component's only directory.
     #[arg(long, global = true)]
     workspace: Option<PathBuf>,
-    /// A fixed clock: YYYY-MM-DD (midnight UTC) or RFC 3339.
+    /// A fixed clock: YYYY-MM-DD (midnight UTC), RFC 3339, or a local
+    /// YYYY-MM-DDTHH:MM[:SS] in the time zone. A numeric offset
+    /// (2026-12-02T23:30:00-05:00) is the local offset for the whole run,
+    /// instead of the zone's; Z names the instant only.
     #[arg(long, global = true)]
     now: Option<String>,
+    /// The owner's IANA time zone (e.g. Europe/Lisbon): local dates (daily
+    /// notes), times typed without an offset and serve's schedule follow
+    /// it. Default: `timeZone` in the configuration, else the host's (TZ,
+    /// else /etc/localtime, else UTC).
+    #[arg(long, global = true, value_name = "ZONE")]
+    time_zone: Option<String>,
     /// Embedder: minilm (default), none (FTS-only), test (deterministic), failing.
     #[arg(long, global = true)]
     embedder: Option<String>,
@@ -197,6 +206,8 @@ enum Command {
     /// Time-based intents due now (or --at a time), for a scheduler; each
     /// returned intent spends a fire.
     Due {
+        /// The time to check (default now): a local YYYY-MM-DDTHH:MM[:SS] in
+        /// the time zone, RFC 3339 with an offset, or YYYY-MM-DD (midnight UTC).
         #[arg(long)]
         at: Option<String>,
     },
@@ -261,16 +272,12 @@ enum Command {
         #[arg(long, default_value_t = 30, requires = "serve")]
         refresh: u32,
     },
-    /// Keep running and sweep on a schedule (cron, UTC; default
-    /// `[memory.dreaming] frequency`, else `0 3 * * *`).
-    Serve {
-        /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *".
-        #[arg(long)]
-        cron: Option<String>,
-        /// Stop after this many sweeps (default: run until stopped).
-        #[arg(long)]
-        max_sweeps: Option<u32>,
-    },
+    /// Keep running: deliver time-based intents as they fall due (checked
+    /// every --due-every seconds; printed, and handed to --deliver-command
+    /// and --deliver-file), and sweep on a schedule (cron on the local wall
+    /// clock of the time zone; default `[memory.dreaming] frequency`, else
+    /// `0 3 * * *`). The workspace is opened only for each check and sweep.
+    Serve(ServeOptions),
     /// Benchmark the component on deterministic workspaces of NOTES daily
     /// notes of ~2 KB each plus a MEMORY.md of 1,000 annotated entries and
     /// 1,000 armed intents: indexing (cold, no-op, one file changed), search
@@ -351,7 +358,9 @@ enum IntentAction {
         /// entry. Repeat for several.
         #[arg(long)]
         trigger: Vec<String>,
-        /// A due time (YYYY-MM-DD or RFC 3339) for a time-based intent.
+        /// A due time for a time-based intent: a local YYYY-MM-DDTHH:MM[:SS]
+        /// in the time zone, RFC 3339 with an offset, or YYYY-MM-DD
+        /// (midnight UTC).
         #[arg(long)]
         due: Option<String>,
         #[arg(long)]
@@ -614,7 +623,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     let spec = wit_intents::IntentSpec {
                         text,
                         triggers: trigger,
-                        due_at_ms: due.as_deref().map(parse_now).transpose()?,
+                        due_at_ms: due
+                            .as_deref()
+                            .map(|due| parse_local(due, &state.time_zone).context("--due"))
+                            .transpose()?
+                            .map(|due| due.ms),
                         channel,
                         sender,
                         expires_in_ms: expires_days.map(|d| d as i64 * 86_400_000),
@@ -709,7 +722,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Due { at } => {
             let mut state = open(&g)?;
             let at = match at {
-                Some(at) => parse_now(&at)?,
+                Some(at) => parse_local(&at, &state.time_zone).context("--at")?.ms,
                 None => state.now_ms,
             };
             let list = state.host.due(at).map_err(call_error)?;
@@ -717,7 +730,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 println!("{}", json::intents(&list));
             } else {
                 for i in &list {
-                    println!("due: intent {}: {}", i.id, i.text);
+                    println!("{}", due_block(i));
                 }
             }
             Ok(0)
@@ -991,7 +1004,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Command::Serve { cron, max_sweeps } => serve(&g, cron, max_sweeps),
+        Command::Serve(options) => serve(&g, options),
         Command::Report {
             out,
             serve,
@@ -1034,9 +1047,27 @@ fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<R
         fts_tokenizer: g.tokenizer.clone(),
         no_cache: g.no_cache,
         model: g.model.clone(),
+        time_zone: g.time_zone.clone(),
         ..Overrides::default()
     };
-    resolve(&file, &overrides)
+    let mut resolved = resolve(&file, &overrides)?;
+    // `--now` written with a numeric offset: that is the local offset for
+    // the run, instead of the zone's.
+    if let Some(text) = &g.now {
+        let at = parse_local(text, &resolved.time_zone).context("--now")?;
+        if let Some(minutes) = at.offset_minutes {
+            resolved.time_zone = fixed_zone(minutes).context("--now")?;
+        }
+    }
+    Ok(resolved)
+}
+
+/// `--now` (read in the run's zone), else the system clock.
+fn now_ms(g: &Global, resolved: &Resolved) -> anyhow::Result<i64> {
+    match &g.now {
+        Some(text) => Ok(parse_local(text, &resolved.time_zone).context("--now")?.ms),
+        None => Ok(system_now_ms()),
+    }
 }
 
 /// Annotated entries in the general benchmark's MEMORY.md.
@@ -1073,6 +1104,8 @@ fn bench_both(
     let mut g = g.clone();
     g.now = g.now.or(Some(default_now.into()));
     g.embedder = g.embedder.or(Some("none".into()));
+    // The native side's turns are in UTC: so are the sandboxed side's.
+    g.time_zone = Some("UTC".into());
     let now = parse_now(g.now.as_deref().unwrap_or(default_now))?;
 
     let dir = base.join("wasm");
@@ -1145,10 +1178,7 @@ fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
 
 fn open(g: &Global) -> anyhow::Result<Session> {
     let resolved = resolved(g, None)?;
-    let now = match &g.now {
-        Some(text) => parse_now(text)?,
-        None => system_now_ms(),
-    };
+    let now = now_ms(g, &resolved)?;
     let mut session = Session::open(&resolved, now)?;
     if let Some(repo) = &g.repo {
         if let Some(key) = memory_harness::project::project_key(repo)? {
@@ -1525,7 +1555,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         ("2026-12-03T14:00:00Z", "is the gateway on loopback?"),
         ("2026-12-03T15:00:00Z", "gateway network setting"),
     ] {
-        session.now_ms = parse_now(at)?;
+        session.set_now(parse_now(at)?);
         let request = wit_recall::SearchRequest {
             query: query.into(),
             max_results: Some(3),
@@ -1534,7 +1564,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         };
         session.host.search(&request).map_err(call_error)?;
     }
-    session.now_ms = parse_now("2026-12-04T03:00:00Z")?;
+    session.set_now(parse_now("2026-12-04T03:00:00Z")?);
     let request = wit_dream::DreamRequest {
         phases: Vec::new(),
         dry_run: false,
@@ -1548,7 +1578,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
         dir.display()
     );
     println!("== memory-harness intent create \"mention the changelog\" --trigger release");
-    session.now_ms = parse_now("2026-12-04T09:00:00Z")?;
+    session.set_now(parse_now("2026-12-04T09:00:00Z")?);
     session
         .host
         .intent_create(
@@ -1652,12 +1682,7 @@ fn report(
 ) -> anyhow::Result<i32> {
     use memory_harness::report::{self, html};
     let resolved = resolved(g, None)?;
-    let now = || -> anyhow::Result<i64> {
-        Ok(match &g.now {
-            Some(text) => parse_now(text)?,
-            None => system_now_ms(),
-        })
-    };
+    let now = || now_ms(g, &resolved);
     if let Some(addr) = serve {
         let addr = report::serve::loopback_addr(&addr)?;
         // Refuse a workspace with nothing to review before listening.
@@ -1708,45 +1733,288 @@ fn report(
     Ok(0)
 }
 
-/// Sweeps on the schedule until stopped: each sweep opens the workspace,
-/// syncs, runs every phase and lets go of it again, so the CLI can be used
-/// between sweeps.
-fn serve(g: &Global, cron: Option<String>, max_sweeps: Option<u32>) -> anyhow::Result<i32> {
+/// How a fired intent reads: what `due` prints and `serve` delivers.
+fn due_block(intent: &wit_intents::Intent) -> String {
+    format!("due: intent {}: {}", intent.id, intent.text)
+}
+
+/// `serve`'s flags.
+#[derive(Args)]
+struct ServeOptions {
+    /// The schedule, e.g. "0 3 * * *" or "*/30 * * * *" (local time).
+    #[arg(long)]
+    cron: Option<String>,
+    /// Stop after this many sweeps (default: run until stopped).
+    #[arg(long)]
+    max_sweeps: Option<u32>,
+    /// Seconds between due checks, the first at start (default
+    /// `[serve] dueEverySeconds`, else 60; 0 = no checks, dreaming only).
+    #[arg(long, value_name = "SECONDS")]
+    due_every: Option<u64>,
+    /// Stop after this many due checks (default: run until stopped).
+    #[arg(long)]
+    max_ticks: Option<u32>,
+    /// Also deliver each fired intent to this command, run through
+    /// `sh -c` with the intent as one JSON object on its stdin (default
+    /// `[serve] deliverCommand`); stopped after 60 s. A failure is
+    /// reported on stderr.
+    #[arg(long, value_name = "CMD")]
+    deliver_command: Option<String>,
+    /// Also append each fired intent to this file as a JSON line, synced
+    /// to disk before the command runs, so it keeps what a failing
+    /// command lost (default `[serve] deliverFile`).
+    #[arg(long, value_name = "PATH")]
+    deliver_file: Option<PathBuf>,
+}
+
+/// Checks for due intents every `due_every` seconds and sweeps on the
+/// schedule until stopped. Each check and each sweep opens the workspace
+/// and lets go of it again, so the CLI can be used in between; fired
+/// intents are delivered after the workspace is let go.
+fn serve(g: &Global, options: ServeOptions) -> anyhow::Result<i32> {
     let resolved = resolved(g, None)?;
-    let expression = cron.unwrap_or_else(|| resolved.dream_schedule.clone());
+    let zone = resolved.time_zone.clone();
+    let expression = options
+        .cron
+        .unwrap_or_else(|| resolved.dream_schedule.clone());
     let schedule = memory_harness::cron::Schedule::parse(&expression)
         .with_context(|| format!("bad schedule {expression:?}"))?;
-    let mut sweeps = 0;
-    while max_sweeps.is_none_or(|max| sweeps < max) {
-        let now = system_now_ms();
-        let Some(next) = schedule.next_after(now) else {
-            bail!("the schedule {expression:?} never fires");
-        };
+    let due_every = options
+        .due_every
+        .or(resolved.serve.due_every_seconds)
+        .unwrap_or(60);
+    if due_every == 0 && options.max_ticks.is_some() {
+        bail!("--max-ticks counts due checks, and --due-every 0 turns them off");
+    }
+    let every_ms = i64::try_from(due_every.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let delivery = Delivery {
+        command: options
+            .deliver_command
+            .or_else(|| resolved.serve.deliver_command.clone()),
+        file: options
+            .deliver_file
+            .or_else(|| resolved.serve.deliver_file.clone()),
+        zone: zone.clone(),
+        json: g.json,
+    };
+    // `--now` is where the clock starts; it runs on from there, and each
+    // check and sweep happens at exactly its scheduled time, so that a run
+    // is reproducible.
+    let fixed = g.now.is_some();
+    let start = now_ms(g, &resolved)?;
+    let started = std::time::Instant::now();
+    let clock = || match fixed {
+        true => start + started.elapsed().as_millis() as i64,
+        false => system_now_ms(),
+    };
+    let next_sweep_after = |at: i64| -> anyhow::Result<i64> {
+        let next = schedule
+            .next_after(at, &zone)
+            .with_context(|| format!("the schedule {expression:?} never fires"))?;
         eprintln!(
-            "memory-harness serve: next sweep at {}",
-            memory_harness::cron::format_utc_minute(next)
+            "memory-harness serve: next sweep at {} ({})",
+            memory_harness::clock::format_local_minute(next, &zone),
+            memory_harness::clock::zone_name(&zone)
         );
-        std::thread::sleep(std::time::Duration::from_millis((next - now).max(0) as u64));
-        let at = system_now_ms();
-        let outcome = Session::open(&resolved, at).and_then(|mut session| {
-            let request = wit_dream::DreamRequest {
-                phases: Vec::new(),
-                dry_run: false,
-                gates: session.dream_gates,
-                context: session.context(),
-            };
-            session
-                .host
-                .dream(&request)
-                .map_err(|e| anyhow::anyhow!("{e}"))
-        });
-        // A failed sweep is reported and the next one still runs.
-        match outcome {
-            Ok(report) if g.json => println!("{}", json::dream_report(&report)),
-            Ok(report) => print_dream(&report, false),
-            Err(error) => eprintln!("memory-harness serve: the sweep failed: {error:#}"),
+        Ok(next)
+    };
+    let mut next_sweep = next_sweep_after(start)?;
+    let mut next_due = (due_every > 0).then_some(start);
+    if due_every > 0 {
+        eprintln!("memory-harness serve: checking for due intents every {due_every} s");
+    }
+    let (mut sweeps, mut ticks) = (0u32, 0u32);
+    loop {
+        if options.max_sweeps.is_some_and(|max| sweeps >= max)
+            || options.max_ticks.is_some_and(|max| ticks >= max)
+        {
+            break;
         }
-        sweeps += 1;
+        let now = clock();
+        if let Some(due) = next_due.filter(|due| now >= *due) {
+            let at = if fixed { due } else { now };
+            let outcome = Session::open(&resolved, at)
+                .and_then(|mut session| session.host.due(at).map_err(call_error));
+            // The workspace is let go before delivering.
+            match outcome {
+                Ok(fired) => {
+                    for intent in &fired {
+                        delivery.deliver(intent, at);
+                    }
+                }
+                Err(error) => eprintln!("memory-harness serve: the due check failed: {error:#}"),
+            }
+            ticks += 1;
+            // Checks missed while this one ran are not made up.
+            let mut next = due.saturating_add(every_ms);
+            let after = clock();
+            while next <= after {
+                next = next.saturating_add(every_ms);
+            }
+            next_due = Some(next);
+            continue;
+        }
+        if now >= next_sweep {
+            let at = if fixed { next_sweep } else { now };
+            let outcome = Session::open(&resolved, at).and_then(|mut session| {
+                let request = wit_dream::DreamRequest {
+                    phases: Vec::new(),
+                    dry_run: false,
+                    gates: session.dream_gates,
+                    context: session.context(),
+                };
+                session.host.dream(&request).map_err(call_error)
+            });
+            // A failed sweep is reported and the next one still runs.
+            match outcome {
+                Ok(report) if g.json => println!("{}", json::dream_report(&report)),
+                Ok(report) => print_dream(&report, false),
+                Err(error) => eprintln!("memory-harness serve: the sweep failed: {error:#}"),
+            }
+            sweeps += 1;
+            next_sweep = next_sweep_after(clock())?;
+            continue;
+        }
+        let wake = next_due.map_or(next_sweep, |due| due.min(next_sweep));
+        std::thread::sleep(std::time::Duration::from_millis((wake - now).max(1) as u64));
     }
     Ok(0)
+}
+
+/// The longest a `--deliver-command` may take for one intent.
+const DELIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Where `serve` delivers fired intents: stdout always, then the file and
+/// the command when configured.
+struct Delivery {
+    command: Option<String>,
+    file: Option<PathBuf>,
+    zone: jiff::tz::TimeZone,
+    json: bool,
+}
+
+impl Delivery {
+    /// Prints the intent, appends it to the file (synced) and hands it to
+    /// the command; whatever fails is reported on stderr with the intent,
+    /// so it is never lost silently.
+    fn deliver(&self, intent: &wit_intents::Intent, fired_at: i64) {
+        use memory_harness::clock::format_local;
+        let block = due_block(intent);
+        let record = serde_json::to_string(&Delivered {
+            id: intent.id,
+            text: &intent.text,
+            due_at: intent.due_at_ms.map(|ms| format_local(ms, &self.zone)),
+            fired_at: format_local(fired_at, &self.zone),
+            block: &block,
+        })
+        .expect("a delivery serialises");
+        if self.json {
+            println!("{record}");
+        } else {
+            println!("{block}");
+        }
+        let _ = std::io::stdout().flush();
+        let mut kept = false;
+        if let Some(path) = &self.file {
+            match append_synced(path, &record) {
+                Ok(()) => kept = true,
+                Err(error) => eprintln!(
+                    "memory-harness serve: cannot append intent {} to {}: {error:#}",
+                    intent.id,
+                    path.display()
+                ),
+            }
+        }
+        if let Some(command) = &self.command {
+            if let Err(error) = run_delivery_command(command, &record) {
+                let fallback = match (&self.file, kept) {
+                    (Some(path), true) => format!("it is in {}", path.display()),
+                    _ => format!("the intent: {record}"),
+                };
+                eprintln!(
+                    "memory-harness serve: delivering intent {} to {command:?} failed: {error:#}; {fallback}",
+                    intent.id
+                );
+            }
+        } else if self.file.is_some() && !kept {
+            eprintln!("memory-harness serve: the intent: {record}");
+        }
+    }
+}
+
+/// A fired intent as `serve` hands it on: one JSON object.
+#[derive(serde::Serialize)]
+struct Delivered<'a> {
+    id: i64,
+    text: &'a str,
+    /// RFC 3339 with the local offset at that time.
+    due_at: Option<String>,
+    fired_at: String,
+    /// What `serve` printed for it.
+    block: &'a str,
+}
+
+/// Appends one line to `path` and syncs it (and, for a new file, its
+/// directory) to disk.
+fn append_synced(path: &Path, line: &str) -> anyhow::Result<()> {
+    let existed = path.exists();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(format!("{line}\n").as_bytes())?;
+    file.sync_all()?;
+    if !existed {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Runs `sh -c COMMAND` with `record` and a newline on its stdin; its
+/// stdout goes to serve's stderr, so serve's stdout stays the deliveries.
+fn run_delivery_command(command: &str, record: &str) -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    use std::process::{Command, Stdio};
+    let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(stdout))
+        .spawn()
+        .context("cannot start sh")?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    match stdin.write_all(format!("{record}\n").as_bytes()) {
+        // A command that does not read its input is its own business.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e).context("cannot write to its stdin");
+        }
+        _ => {}
+    }
+    drop(stdin);
+    let deadline = std::time::Instant::now() + DELIVER_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "it did not finish within {} s and was stopped",
+                DELIVER_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    if !status.success() {
+        bail!("{status}");
+    }
+    Ok(())
 }

@@ -35,6 +35,8 @@ pub struct Session {
     pub dream_gates: crate::host::wit_dream::DreamGates,
     /// The owner's local offset from UTC at `now_ms`, in minutes.
     pub utc_offset_minutes: i32,
+    /// The owner's time zone, which gives that offset.
+    pub time_zone: jiff::tz::TimeZone,
     _lock: WorkspaceLock,
 }
 
@@ -63,9 +65,16 @@ impl Session {
             now_ms,
             projects: Default::default(),
             dream_gates: resolved.dream_gates,
-            utc_offset_minutes: 0,
+            utc_offset_minutes: crate::clock::offset_minutes_at(&resolved.time_zone, now_ms),
+            time_zone: resolved.time_zone.clone(),
             _lock: lock,
         })
+    }
+
+    /// Moves the clock; the offset follows the time zone.
+    pub fn set_now(&mut self, now_ms: i64) {
+        self.now_ms = now_ms;
+        self.utc_offset_minutes = crate::clock::offset_minutes_at(&self.time_zone, now_ms);
     }
 
     /// The context of a turn typed by the owner on the command line.

@@ -34,6 +34,7 @@ fn trials() -> usize {
 fn harness_command(workspace: &Path, now: &str, args: &[&str]) -> Command {
     let mut command = Command::new(harness());
     command
+        .env("TZ", "UTC")
         .args(["--workspace", workspace.to_str().unwrap()])
         .args(["--now", now, "--embedder", "none"])
         .args(args);

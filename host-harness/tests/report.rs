@@ -20,8 +20,16 @@ const HOSTILE: &str = "<script>document.title='pwned'</script><img src=x onerror
 const OWNER_MARKUP: &str = "Dana's <b>invoice</b> rule & <i>net-30</i> terms stay.";
 const FACT: &str = "The staging database moved to eu-west-2 on Tuesday.";
 
-fn harness(workspace: &Path, now: &str) -> Command {
+/// The harness in UTC: the page's dates must not depend on the machine's
+/// time zone.
+fn bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
+    command.env("TZ", "UTC");
+    command
+}
+
+fn harness(workspace: &Path, now: &str) -> Command {
+    let mut command = bin();
     command
         .arg("--workspace")
         .arg(workspace)
@@ -47,9 +55,7 @@ fn json(command: &mut Command) -> Value {
 /// The demo's workspace plus everything the page has a section for.
 fn fixture(root: &Path) -> PathBuf {
     let ws = root.join("ws");
-    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
-        .args(["--embedder", "test", "demo", "--dir"])
-        .arg(&ws));
+    run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
     // A web page's summary, on a day of its own: it downgrades its whole
     // file, and the owner's notes of the next day must stay promotable.
     run(harness(&ws, "2026-12-03T18:00:00Z").args(["note", HOSTILE, "--origin", "web-page"]));
@@ -335,9 +341,7 @@ fn the_report_shows_what_entered_memory_and_runs_nothing() {
 fn the_live_view_is_served_on_loopback_to_its_own_host_only() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("demo");
-    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
-        .args(["--embedder", "test", "demo", "--dir"])
-        .arg(&ws));
+    run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
     let before = hashes(&ws);
     let browser_ready =
         webdriver::available("the_live_view_is_served_on_loopback_to_its_own_host_only");
@@ -425,9 +429,7 @@ fn a_workspace_without_memory_is_refused_and_left_alone() {
 fn an_older_memory_is_refused_not_upgraded() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("demo");
-    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
-        .args(["--embedder", "test", "demo", "--dir"])
-        .arg(&ws));
+    run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
     // As a ledger of the previous version: no sweep log.
     memory_core::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
         .unwrap()
@@ -462,9 +464,7 @@ fn an_older_memory_is_refused_not_upgraded() {
 fn a_workspace_the_javascript_host_serves_is_left_to_it() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("demo");
-    run(Command::new(env!("CARGO_BIN_EXE_memory-harness"))
-        .args(["--embedder", "test", "demo", "--dir"])
-        .arg(&ws));
+    run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
     // A live process (this test) holds the JavaScript host's lock.
     let lock = ws.join(".memory/js-host.lock");
     std::fs::write(&lock, format!("pid {}\n", std::process::id())).unwrap();

@@ -84,6 +84,7 @@ fn search(host: &mut MemoryHost, query: &str) -> wit_recall::SearchResult {
             sender: None,
             sender_is_owner: true,
             active_projects: Vec::new(),
+            utc_offset_minutes: 0,
         },
     })
     .expect("search answers")
@@ -254,6 +255,7 @@ fn note(
             sender: None,
             sender_is_owner: true,
             active_projects: Vec::new(),
+            utc_offset_minutes: 0,
         },
     })
 }

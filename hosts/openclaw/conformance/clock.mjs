@@ -1,13 +1,22 @@
 // The scenario clock: `YYYY-MM-DD` (midnight UTC) or RFC 3339
 // (`2026-12-02T09:30:00Z`, `…+01:00`, fractions allowed) to milliseconds
-// since the Unix epoch. A port of `parse_now` in host-harness/src/clock.rs,
-// with its strictness: two-digit fields, an offset required, real dates only.
+// since the Unix epoch, and the numeric offset it was written with. A port
+// of `parse_time` in host-harness/src/clock.rs, with its strictness:
+// two-digit fields, an offset required, real dates only.
 
 /** Rust's `str::trim`: Unicode White_Space at both ends (JS trim also strips U+FEFF). */
 export const rustTrim = (text) => text.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, "");
 
 /** Milliseconds since the epoch of `text`; throws on anything else. */
 export function parseNow(text) {
+  return parseTime(text).ms;
+}
+
+/**
+ * `{ms, offsetMinutes}` of `text`: `offsetMinutes` is the numeric offset it
+ * was written with (`+01:00`: 60), undefined for `Z`, `-00:00` and a bare date.
+ */
+export function parseTime(text) {
   const trimmed = rustTrim(text);
   const at = trimmed.search(/[Tt ]/);
   const [date, time] = at < 0 ? [trimmed, undefined] : [trimmed.slice(0, at), trimmed.slice(at + 1)];
@@ -18,8 +27,10 @@ export function parseNow(text) {
     throw new Error(`${JSON.stringify(trimmed)} is not YYYY-MM-DD or RFC 3339: ${error.message}`);
   }
   let ms = days * 86_400_000;
+  let written;
   if (time !== undefined) {
-    const [clock, offsetMinutes] = splitOffset(time);
+    const [clock, offsetMinutes, numeric] = splitOffset(time);
+    if (numeric) written = offsetMinutes;
     const [hourText, minuteText, secondsText] = splitN(clock, ":", 3);
     const hour = parseField(hourText, 0, 23, "hour");
     const minute = parseField(minuteText, 0, 59, "minute");
@@ -34,7 +45,7 @@ export function parseNow(text) {
     }
     ms += ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + millis;
   }
-  return ms;
+  return { ms, offsetMinutes: written };
 }
 
 /** Rust's `splitn(n, sep)`: at most n parts, the last one keeping the rest. */
@@ -43,8 +54,9 @@ function splitN(text, separator, n) {
   return parts.length <= n ? parts : [...parts.slice(0, n - 1), parts.slice(n - 1).join(separator)];
 }
 
+/** [clock, offset in minutes, whether it is numeric (not `Z` or `-00:00`)] */
 function splitOffset(time) {
-  if (/[Zz]$/.test(time)) return [time.slice(0, -1), 0];
+  if (/[Zz]$/.test(time)) return [time.slice(0, -1), 0, false];
   const pos = Math.max(time.lastIndexOf("+"), time.lastIndexOf("-"));
   if (pos < 0) throw new Error(`RFC 3339 times need an offset (Z or ±HH:MM): ${JSON.stringify(time)}`);
   const [clock, offset] = [time.slice(0, pos), time.slice(pos)];
@@ -53,7 +65,8 @@ function splitOffset(time) {
   if (colon < 0) throw new Error("offsets look like +01:00");
   const minutes =
     parseField(offset.slice(1, colon), 0, 23, "offset hour") * 60 + parseField(offset.slice(colon + 1), 0, 59, "offset minute");
-  return [clock, sign * minutes];
+  if (minutes === 0) return [clock, 0, sign > 0];
+  return [clock, sign * minutes, true];
 }
 
 function parseField(text, min, max, what) {

@@ -8,7 +8,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { MemoryError } from "../lib/component.js";
-import { parseNow } from "./clock.mjs";
 import { check, Mismatch } from "./expect.mjs";
 import { parseJson, toJsonText } from "./json.mjs";
 import { memoryError } from "./results.mjs";
@@ -53,7 +52,7 @@ async function runParsed(scenario, fixture, label) {
     for (const [index, step] of scenario.steps.entries()) {
       const stepLabel = `${label} step ${index + 1} (${step.op}${step.note === undefined ? "" : `: ${step.note}`})`;
       try {
-        if (step.now !== undefined) session.nowMs = parseNow(step.now);
+        if (step.now !== undefined) session.setClock(step.now);
         await runStep(session, workspace, step, state);
       } catch (error) {
         throw new Error(`${stepLabel}: ${error.message}`);

@@ -4,7 +4,7 @@
 
 import { MemoryComponent } from "../lib/component.js";
 import { acquireWorkspaceLock } from "../lib/lock.js";
-import { parseNow } from "./clock.mjs";
+import { parseTime } from "./clock.mjs";
 import { embedderFor, scriptedModel } from "./doubles.mjs";
 import { toJsonText } from "./json.mjs";
 import { ActiveProjects } from "./project.mjs";
@@ -48,7 +48,7 @@ function modelScript(replies, workspace) {
 export function openSession(scenario, workspace) {
   const embedder = embedderFor(scenario.embedder ?? "none");
   const settings = componentSettings(scenario.settings);
-  const nowMs = parseNow(scenario.now ?? DEFAULT_NOW);
+  const clock = parseTime(scenario.now ?? DEFAULT_NOW);
   const release = acquireWorkspaceLock(workspace);
   try {
     const replies = scenario.model_replies === undefined ? undefined : modelScript(scenario.model_replies, workspace);
@@ -61,8 +61,16 @@ export function openSession(scenario, workspace) {
     });
     return {
       memory,
-      nowMs,
+      nowMs: clock.ms,
+      // Never the host's zone: the offset `now` is written with, else 0.
+      utcOffsetMinutes: clock.offsetMinutes ?? 0,
       projects: new ActiveProjects(),
+      /** A step's `now`: the clock and the offset it is written with (`set_clock` in conformance.rs). */
+      setClock(text) {
+        const at = parseTime(text);
+        this.nowMs = at.ms;
+        this.utcOffsetMinutes = at.offsetMinutes ?? 0;
+      },
       /** The context of a turn typed by the owner on the command line. */
       context() {
         return {
@@ -73,7 +81,7 @@ export function openSession(scenario, workspace) {
           sender: undefined,
           senderIsOwner: true,
           activeProjects: this.projects.keys(),
-          utcOffsetMinutes: 0,
+          utcOffsetMinutes: this.utcOffsetMinutes,
         };
       },
       async close() {
