@@ -302,7 +302,6 @@ fn daily_notes(ws: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "needs the component to name daily notes by the turn context's local date (utc-offset-minutes)"]
 fn a_note_lands_in_the_daily_note_of_the_local_date() {
     for (args, day) in [
         (&["--now", "2026-12-02T23:30:00-05:00"][..], "2026-12-02"),

@@ -300,6 +300,7 @@ impl Memory {
         let mut embedder_ok = info.is_some();
         let mut batch = self.index.batch()?;
         let mut batch_bytes = 0u64;
+        let mut unseen: Vec<(String, i64)> = Vec::new();
         for file in &files {
             if batch_bytes >= SYNC_BATCH_BYTES {
                 batch.checkpoint()?;
@@ -342,7 +343,7 @@ impl Memory {
                 &trust,
             );
             record.problems.splice(0..0, content.problems);
-            self.order_operator_lines(&mut record.chunks)?;
+            self.order_operator_lines(&mut record.chunks, &mut unseen)?;
             if embedder_ok {
                 if let Some(info) = &info {
                     if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
@@ -365,6 +366,16 @@ impl Memory {
             changed_index = true;
         }
         batch.commit()?;
+        // The first sightings, in one ledger transaction (each value is the
+        // last segment when it was seen: a write made during this sync is
+        // later than everything it saw).
+        let mut by_segment: HashMap<i64, Vec<String>> = HashMap::new();
+        for (hash, last) in unseen {
+            by_segment.entry(last).or_default().push(hash);
+        }
+        for (last, hashes) in by_segment {
+            self.ledger.record_first_seen(&hashes, last)?;
+        }
         if embedder_ok {
             if let Some(info) = &info {
                 match self.fill_missing_vectors(info, &mut report) {
@@ -479,8 +490,13 @@ impl Memory {
     }
 
     /// Gives the lines the component never wrote their place in the write
-    /// order: when the ledger first saw them (recorded now for new ones).
-    fn order_operator_lines(&self, chunks: &mut [ChunkRecord]) -> Attempt<()> {
+    /// order: when the ledger first saw them. Those seen for the first time
+    /// are collected in `unseen`, recorded once at the end of the sync.
+    fn order_operator_lines(
+        &self,
+        chunks: &mut [ChunkRecord],
+        unseen: &mut Vec<(String, i64)>,
+    ) -> Attempt<()> {
         let operator = |c: &ChunkRecord| {
             c.provenance
                 .as_ref()
@@ -494,13 +510,18 @@ impl Memory {
         if hashes.is_empty() {
             return Ok(());
         }
-        let seen = self.ledger.first_seen(&hashes, !self.read_only)?;
+        let (seen, last_segment) = self.ledger.first_seen(&hashes)?;
         for chunk in chunks.iter_mut().filter(|c| operator(c)) {
-            let order = seen
-                .get(&entry_hash(&chunk.text))
-                .map(|&last| crate::provenance::order_of_sighting(last));
+            let hash = entry_hash(&chunk.text);
+            let last = match seen.get(&hash) {
+                Some(&last) => last,
+                None => {
+                    unseen.push((hash, last_segment));
+                    last_segment
+                }
+            };
             if let Some(p) = chunk.provenance.as_mut() {
-                p.order = order;
+                p.order = Some(crate::provenance::order_of_sighting(last));
             }
         }
         Ok(())

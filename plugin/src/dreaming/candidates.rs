@@ -233,9 +233,10 @@ pub fn identifiers(text: &str) -> HashSet<String> {
     text.split_whitespace()
         .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '\'' | '`' | '*')))
         .filter(|w| {
-            let inner = w.len() > 2
-                && w[1..w.len() - 1]
-                    .chars()
+            let chars: Vec<char> = w.chars().collect();
+            let inner = chars.len() > 2
+                && chars[1..chars.len() - 1]
+                    .iter()
                     .any(|c| matches!(c, '.' | '_' | '/' | '~' | ':' | '=' | '@' | '-'));
             let letters: Vec<char> = w.chars().filter(|c| c.is_alphabetic()).collect();
             let capitals = letters.len() >= 2 && letters.iter().all(|c| c.is_uppercase());
@@ -355,6 +356,8 @@ mod tests {
             assert!(ids.contains(id), "{id} in {ids:?}");
         }
         assert!(identifiers("The owner lives in Lisbon.").is_empty());
+        assert!(identifiers("\u{202e}evil\u{202c} «quoted» 网关").is_empty(), "any script, no panic");
+        assert!(identifiers("é.é x") .contains("é.é"));
     }
 
     #[test]

@@ -379,19 +379,18 @@ impl Ledger {
     }
 
     /// When each of these operator-line hashes was first seen, as the id of
-    /// the last segment recorded by then; with `record`, those seen for the
-    /// first time are recorded as seen now.
+    /// the last segment recorded by then, and that id now (what a line seen
+    /// for the first time gets). Reads only: `record_first_seen` records.
     pub fn first_seen(
         &self,
         hashes: &[String],
-        record: bool,
-    ) -> Result<std::collections::HashMap<String, i64>, DbError> {
+    ) -> Result<(std::collections::HashMap<String, i64>, i64), DbError> {
         let now = self
             .conn
             .query_row("SELECT coalesce(max(id), 0) FROM segments", &[], |r| Ok(r.get_i64(0)))?
             .unwrap_or(0);
         let list = serde_json::to_string(hashes).unwrap_or_else(|_| "[]".into());
-        let mut seen: std::collections::HashMap<String, i64> = self
+        let seen = self
             .conn
             .query(
                 "SELECT text_hash, last_segment FROM first_seen WHERE text_hash IN (SELECT value FROM json_each(?1))",
@@ -400,22 +399,24 @@ impl Ledger {
             )?
             .into_iter()
             .collect();
-        let fresh: Vec<&String> = hashes.iter().filter(|h| !seen.contains_key(*h)).collect();
-        if record && !fresh.is_empty() {
-            self.transaction(|| {
-                for hash in &fresh {
-                    self.conn.execute(
-                        "INSERT OR IGNORE INTO first_seen (text_hash, last_segment) VALUES (?1, ?2)",
-                        &[Value::Text(hash), Value::Integer(now)],
-                    )?;
-                }
-                Ok(())
-            })?;
-            for hash in fresh {
-                seen.insert(hash.clone(), now);
-            }
+        Ok((seen, now))
+    }
+
+    /// Records operator lines seen for the first time, as seen when the
+    /// last segment was `last_segment` (one transaction for a whole sync).
+    pub fn record_first_seen(&self, hashes: &[String], last_segment: i64) -> Result<(), DbError> {
+        if hashes.is_empty() {
+            return Ok(());
         }
-        Ok(seen)
+        self.transaction(|| {
+            for hash in hashes {
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO first_seen (text_hash, last_segment) VALUES (?1, ?2)",
+                    &[Value::Text(hash), Value::Integer(last_segment)],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// Records segments about to be appended to `path`, and lowers the file's
