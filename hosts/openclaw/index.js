@@ -4,7 +4,8 @@
 // memory_search / memory_get tools and the `intent` tool, the manager the
 // host and `openclaw memory` reach, the bootstrap, trigger and intent
 // blocks before each prompt, the flush before compaction, transcript
-// ingestion, and dreaming on OpenClaw's cron.
+// ingestion, and dreaming on OpenClaw's cron. Every turn context carries
+// the owner's UTC offset in the configured time zone (lib/time.js).
 //
 // `register` runs several times per CLI run (metadata, discovery, full), so
 // it only registers: the component is instantiated on first use.
@@ -14,7 +15,6 @@ import {
   OwnerMemory,
   agentIdOf,
   bootstrapBlocks,
-  contextOf,
   estimateTokens,
   providerStatusOf,
   searchResultOf,
@@ -23,6 +23,7 @@ import {
 } from "./lib/adapt.js";
 import { registerCli } from "./lib/cli.js";
 import { DREAM_TOKEN, registerDreaming } from "./lib/dreaming.js";
+import { parseLocalDateTime } from "./lib/time.js";
 
 export const PLUGIN_ID = "memory-wasm";
 
@@ -73,7 +74,7 @@ function searchTool(memories, ctx) {
         query: String(params?.query ?? ""),
         maxResults: params?.maxResults,
         minScore: params?.minScore,
-        context: contextOf(ctx),
+        context: memories.context(ctx),
       });
       return textResult({
         mode: result.mode,
@@ -105,7 +106,7 @@ function getTool(memories, ctx) {
         path: String(params?.path ?? ""),
         startLine: from,
         endLine: from !== undefined && params?.lines !== undefined ? from + params.lines - 1 : undefined,
-        context: contextOf(ctx),
+        context: memories.context(ctx),
       });
       return textResult({
         path: result.path,
@@ -120,6 +121,7 @@ function getTool(memories, ctx) {
 }
 
 function intentTool(memories, ctx) {
+  const timeZone = memories.timeZone(ctx?.config);
   return {
     name: "intent",
     label: "Standing intent",
@@ -131,7 +133,10 @@ function intentTool(memories, ctx) {
         action: { type: "string", enum: ["create", "list", "cancel"] },
         text: { type: "string", description: "create: what to say or do when it fires." },
         triggers: { type: "array", items: { type: "string" }, description: "create: words or phrases that fire it." },
-        dueAt: { type: "string", description: "create: when it is due (ISO 8601), for a time-based intent." },
+        dueAt: {
+          type: "string",
+          description: `create: when it is due, for a time-based intent (ISO 8601; without an offset, in the owner's time zone, ${timeZone}).`,
+        },
         fireBudget: { type: "integer", minimum: 1 },
         cooldownMinutes: { type: "number", minimum: 0 },
         expiresInDays: { type: "number", minimum: 0 },
@@ -142,10 +147,10 @@ function intentTool(memories, ctx) {
     },
     async execute(_id, params) {
       const { memory } = await memories.forWorkspace(whereOf(ctx));
-      const context = contextOf(ctx);
+      const context = memories.context(ctx);
       switch (params?.action) {
         case "create": {
-          const due = params.dueAt ? Date.parse(params.dueAt) : undefined;
+          const due = params.dueAt ? parseLocalDateTime(params.dueAt, timeZone) : undefined;
           if (params.dueAt && Number.isNaN(due)) throw new Error(`dueAt is not a date: ${params.dueAt}`);
           const result = await memory.intentCreate(
             {
@@ -179,7 +184,7 @@ function intentTool(memories, ctx) {
 async function promptBlocks(memories, event, ctx) {
   const settings = memories.settings;
   const { memory } = await memories.fresh(whereOf(ctx));
-  const context = contextOf(ctx);
+  const context = memories.context(ctx);
   const message = String(event?.currentUserMessage ?? event?.prompt ?? "");
   const result = {};
   if (settings.injectBootstrap) {
@@ -284,7 +289,7 @@ const plugin = {
       if (!sessionId || !messages.length) return;
       try {
         const { memory } = await memories.forWorkspace(whereOf(ctx));
-        const context = contextOf(asHost(ctx));
+        const context = memories.context(asHost(ctx));
         const window = ctx.contextTokenBudget ?? 200000;
         const report = await memory.flush({
           sessionId,
@@ -315,7 +320,7 @@ const plugin = {
     const transcripts = new Map(); // session -> { messages, ctx } of its last run
     const ingest = async (sessionId, { messages, ctx }) => {
       const { memory } = await memories.forWorkspace(whereOf(ctx));
-      const context = contextOf(ctx);
+      const context = memories.context(ctx);
       const report = await memory.ingest({ sessionId, transcript: transcriptOf(messages, context), context });
       log?.debug?.(`memory-wasm: ingested ${report.messagesWritten} of ${report.messagesRead} messages (${report.skipped ?? "ok"})`);
     };
@@ -346,7 +351,7 @@ const plugin = {
 /** OpenClaw's `MemorySearchManager` over one workspace's component. */
 function searchManager(memories, entry, { cfg, agentId }) {
   const where = { workspaceDir: entry.workspaceDir, cfg, agentId };
-  const owner = () => contextOf({ senderIsOwner: true, channel: "cli" });
+  const owner = () => memories.context({ senderIsOwner: true, channel: "cli", config: cfg });
   return {
     async search(query, options = {}) {
       const { memory } = await memories.fresh(where);
@@ -354,7 +359,7 @@ function searchManager(memories, entry, { cfg, agentId }) {
         query: String(query),
         maxResults: options.maxResults,
         minScore: options.minScore,
-        context: contextOf({ senderIsOwner: true, sessionKey: options.sessionKey, activeProjectKeys: options.activeProjectKeys }),
+        context: memories.context({ senderIsOwner: true, sessionKey: options.sessionKey, activeProjectKeys: options.activeProjectKeys, config: cfg }),
       });
       return result.hits.map(searchResultOf);
     },

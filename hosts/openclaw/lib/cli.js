@@ -2,15 +2,8 @@
 // built-in one leaves with memory-core). The person at the terminal is the
 // owner.
 
-import { contextOf, toJson } from "./adapt.js";
+import { defaultAgentId, toJson } from "./adapt.js";
 import { dreamSummary, runDream } from "./dreaming.js";
-
-function defaultAgentId(cfg) {
-  const agents = cfg?.agents?.list ?? [];
-  return agents.find((a) => a?.default)?.id ?? agents[0]?.id ?? "main";
-}
-
-const owner = () => contextOf({ senderIsOwner: true, channel: "cli" });
 
 function print(value, json) {
   process.stdout.write(json ? `${toJson(value, 2)}\n` : `${value}\n`);
@@ -48,6 +41,7 @@ export function registerCli(api, memories) {
   api.registerCli(
     ({ program, config }) => {
       const cfg = config ?? api.config;
+      const owner = () => memories.context({ senderIsOwner: true, channel: "cli", config: cfg });
       const where = (opts) => {
         const agentId = opts.agent ?? defaultAgentId(cfg);
         return { cfg, agentId, workspaceDir: memories.workspaceOf(cfg, agentId) };

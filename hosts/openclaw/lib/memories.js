@@ -6,6 +6,8 @@
 import path from "node:path";
 import { MemoryComponent } from "./component.js";
 import { openclawEmbedder, openclawModel } from "./bridge.js";
+import { contextOf } from "./adapt.js";
+import { resolveTimeZone } from "./time.js";
 
 /** The plugin's settings (`plugins.entries.memory-wasm.config`) with defaults. */
 export function pluginSettings(config = {}) {
@@ -46,6 +48,8 @@ export function pluginSettings(config = {}) {
         modelTimeoutMs: dreaming.modelTimeoutMs ?? 60000,
       },
     },
+    // An IANA zone; else OpenClaw's `agents.defaults.userTimezone`, else the host's (lib/time.js).
+    timeZone: config.timeZone,
     embedTimeoutMs: config.embedTimeoutMs ?? 30000,
     syncIntervalMs: config.syncIntervalMs ?? 5000,
     useModel: config.model?.enabled !== false,
@@ -61,6 +65,21 @@ export class Memories {
   constructor(api) {
     this.#api = api;
     this.settings = pluginSettings(api.pluginConfig);
+  }
+
+  /**
+   * The owner's time zone under `cfg` (OpenClaw's config; the plugin's when
+   * the hook names none): the plugin's `timeZone`, else
+   * `agents.defaults.userTimezone`, else the host's.
+   */
+  timeZone(cfg) {
+    const config = cfg ?? this.#api.config;
+    return resolveTimeZone({ configured: this.settings.timeZone, userTimezone: config?.agents?.defaults?.userTimezone });
+  }
+
+  /** The component's turn context for a hook's or tool's context, at `nowMs`, in the owner's time zone. */
+  context(ctx = {}, nowMs = Date.now()) {
+    return contextOf(ctx, nowMs, this.timeZone(ctx?.config));
   }
 
   /** The workspace of `agentId` under `cfg`. */

@@ -26,7 +26,7 @@ function standInApi(replies) {
   const api = {
     id: "memory-wasm",
     config: {},
-    pluginConfig: { syncIntervalMs: 0 },
+    pluginConfig: { syncIntervalMs: 0, timeZone: "UTC" },
     logger: { info() {}, warn() {}, debug() {}, error() {} },
     runtime: {
       agent: { resolveAgentWorkspaceDir: () => workspace },
