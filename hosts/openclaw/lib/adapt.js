@@ -1,7 +1,7 @@
 // Pure conversions between OpenClaw's shapes and the component's (jco:
 // camelCase records, BigInt for 64-bit integers, strings for enums).
 
-import { hostTimeZone, utcOffsetMinutes } from "./time.js";
+import { hostTimeZone, parseLocalDateTime, utcOffsetMinutes } from "./time.js";
 
 /** Files OpenClaw injects itself; the plugin's bootstrap leaves them out. */
 const HOST_INJECTED_FILES = new Set(["AGENTS.md"]);
@@ -38,6 +38,28 @@ export function contextOf(ctx = {}, nowMs = Date.now(), timeZone = hostTimeZone(
     senderIsOwner: ctx.senderIsOwner === true,
     activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
     utcOffsetMinutes: utcOffsetMinutes(timeZone, nowMs),
+  };
+}
+
+/**
+ * The component's `intent-spec` from the `intent` tool's or the CLI's
+ * fields: `dueAt` ISO 8601 (without an offset, a wall-clock time in
+ * `timeZone`), the expiry in days and the cool-down in minutes. `label`
+ * names the due field in an error.
+ */
+export function intentSpecOf({ text, triggers, dueAt, fireBudget, cooldownMinutes, expiresInDays }, timeZone, label = "dueAt") {
+  const dueAtMs = dueAt ? parseLocalDateTime(dueAt, timeZone) : undefined;
+  if (Number.isNaN(dueAtMs)) throw new Error(`${label} is not a date: ${dueAt}`);
+  return {
+    text: String(text ?? ""),
+    triggers: triggers ?? [],
+    dueAtMs: dueAtMs === undefined ? undefined : BigInt(dueAtMs),
+    channel: undefined,
+    sender: undefined,
+    expiresInMs: expiresInDays === undefined ? undefined : BigInt(Math.round(expiresInDays * 86400000)),
+    fireBudget,
+    cooldownMs: cooldownMinutes === undefined ? undefined : BigInt(Math.round(cooldownMinutes * 60000)),
+    semantic: false,
   };
 }
 

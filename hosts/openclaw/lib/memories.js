@@ -7,6 +7,7 @@ import path from "node:path";
 import { MemoryComponent } from "./component.js";
 import { openclawEmbedder, openclawModel } from "./bridge.js";
 import { contextOf } from "./adapt.js";
+import { PendingIntents } from "./pending.js";
 import { resolveTimeZone } from "./time.js";
 
 /** The plugin's settings (`plugins.entries.memory-wasm.config`) with defaults. */
@@ -50,6 +51,7 @@ export function pluginSettings(config = {}) {
     },
     // An IANA zone; else OpenClaw's `agents.defaults.userTimezone`, else the host's (lib/time.js).
     timeZone: config.timeZone,
+    intents: { deliverDue: config.intents?.deliverDue !== false },
     embedTimeoutMs: config.embedTimeoutMs ?? 30000,
     syncIntervalMs: config.syncIntervalMs ?? 5000,
     useModel: config.model?.enabled !== false,
@@ -61,6 +63,7 @@ export class Memories {
   #open = new Map(); // workspace dir -> Promise<entry>
   #settled = new Map(); // workspace dir -> entry, once open
   #closing = new Map(); // workspace dir -> the close in progress
+  #pending = new Map(); // workspace dir -> PendingIntents
 
   constructor(api) {
     this.#api = api;
@@ -80,6 +83,13 @@ export class Memories {
   /** The component's turn context for a hook's or tool's context, at `nowMs`, in the owner's time zone. */
   context(ctx = {}, nowMs = Date.now()) {
     return contextOf(ctx, nowMs, this.timeZone(ctx?.config));
+  }
+
+  /** The due intents waiting in a workspace for the owner's next turn. */
+  pending(workspaceDir) {
+    const dir = path.resolve(workspaceDir);
+    if (!this.#pending.has(dir)) this.#pending.set(dir, new PendingIntents(dir));
+    return this.#pending.get(dir);
   }
 
   /** The workspace of `agentId` under `cfg`. */
