@@ -4,7 +4,9 @@
 // memory_search / memory_get tools and the `intent` tool, the manager the
 // host and `openclaw memory` reach, the bootstrap, trigger and intent
 // blocks before each prompt, the flush before compaction, transcript
-// ingestion, and dreaming on OpenClaw's cron.
+// ingestion, and dreaming and due intents on OpenClaw's cron. Every turn
+// context carries the owner's UTC offset in the configured time zone
+// (lib/time.js).
 //
 // `register` runs several times per CLI run (metadata, discovery, full), so
 // it only registers: the component is instantiated on first use.
@@ -14,8 +16,8 @@ import {
   OwnerMemory,
   agentIdOf,
   bootstrapBlocks,
-  contextOf,
   estimateTokens,
+  intentSpecOf,
   providerStatusOf,
   searchResultOf,
   toJson,
@@ -23,6 +25,7 @@ import {
 } from "./lib/adapt.js";
 import { registerCli } from "./lib/cli.js";
 import { DREAM_TOKEN, registerDreaming } from "./lib/dreaming.js";
+import { DUE_TOKEN, registerDue } from "./lib/due.js";
 
 export const PLUGIN_ID = "memory-wasm";
 
@@ -73,7 +76,7 @@ function searchTool(memories, ctx) {
         query: String(params?.query ?? ""),
         maxResults: params?.maxResults,
         minScore: params?.minScore,
-        context: contextOf(ctx),
+        context: memories.context(ctx),
       });
       return textResult({
         mode: result.mode,
@@ -105,7 +108,7 @@ function getTool(memories, ctx) {
         path: String(params?.path ?? ""),
         startLine: from,
         endLine: from !== undefined && params?.lines !== undefined ? from + params.lines - 1 : undefined,
-        context: contextOf(ctx),
+        context: memories.context(ctx),
       });
       return textResult({
         path: result.path,
@@ -119,7 +122,8 @@ function getTool(memories, ctx) {
   };
 }
 
-function intentTool(memories, ctx) {
+function intentTool(memories, due, ctx) {
+  const timeZone = memories.timeZone(ctx?.config);
   return {
     name: "intent",
     label: "Standing intent",
@@ -131,7 +135,10 @@ function intentTool(memories, ctx) {
         action: { type: "string", enum: ["create", "list", "cancel"] },
         text: { type: "string", description: "create: what to say or do when it fires." },
         triggers: { type: "array", items: { type: "string" }, description: "create: words or phrases that fire it." },
-        dueAt: { type: "string", description: "create: when it is due (ISO 8601), for a time-based intent." },
+        dueAt: {
+          type: "string",
+          description: `create: when it is due, for a time-based intent (ISO 8601; without an offset, in the owner's time zone, ${timeZone}). The owner's next turn after that time receives it.`,
+        },
         fireBudget: { type: "integer", minimum: 1 },
         cooldownMinutes: { type: "number", minimum: 0 },
         expiresInDays: { type: "number", minimum: 0 },
@@ -141,33 +148,23 @@ function intentTool(memories, ctx) {
       additionalProperties: false,
     },
     async execute(_id, params) {
-      const { memory } = await memories.forWorkspace(whereOf(ctx));
-      const context = contextOf(ctx);
+      const where = whereOf(ctx);
+      const { memory } = await memories.forWorkspace(where);
+      const context = memories.context(ctx);
       switch (params?.action) {
         case "create": {
-          const due = params.dueAt ? Date.parse(params.dueAt) : undefined;
-          if (params.dueAt && Number.isNaN(due)) throw new Error(`dueAt is not a date: ${params.dueAt}`);
-          const result = await memory.intentCreate(
-            {
-              text: String(params.text ?? ""),
-              triggers: params.triggers ?? [],
-              dueAtMs: due === undefined ? undefined : BigInt(due),
-              channel: undefined,
-              sender: undefined,
-              expiresInMs: params.expiresInDays === undefined ? undefined : BigInt(Math.round(params.expiresInDays * 86400000)),
-              fireBudget: params.fireBudget,
-              cooldownMs: params.cooldownMinutes === undefined ? undefined : BigInt(Math.round(params.cooldownMinutes * 60000)),
-              semantic: false,
-            },
-            context,
-          );
+          const result = await memory.intentCreate(intentSpecOf(params, timeZone), context);
+          if (result.intent?.dueAtMs !== undefined) due.rearm(where);
           return textResult(result);
         }
         case "list":
           return textResult({ intents: await memory.intentList(context) });
-        case "cancel":
+        case "cancel": {
           if (!Number.isSafeInteger(params.id)) throw new Error("cancel needs the intent's id (an integer, from list)");
-          return textResult({ cancelled: await memory.intentCancel(params.id, context) });
+          const cancelled = await memory.intentCancel(params.id, context);
+          if (cancelled.dueAtMs !== undefined) due.rearm(where);
+          return textResult({ cancelled });
+        }
         default:
           throw new Error(`unknown action ${params?.action}; use create, list or cancel`);
       }
@@ -176,10 +173,9 @@ function intentTool(memories, ctx) {
 }
 
 /** The blocks to put before the model's prompt for one user turn. */
-async function promptBlocks(memories, event, ctx) {
+async function promptBlocks(memories, event, ctx, context) {
   const settings = memories.settings;
   const { memory } = await memories.fresh(whereOf(ctx));
-  const context = contextOf(ctx);
   const message = String(event?.currentUserMessage ?? event?.prompt ?? "");
   const result = {};
   if (settings.injectBootstrap) {
@@ -245,9 +241,10 @@ const plugin = {
       },
     });
 
+    const due = registerDue(api, memories);
     api.registerTool((ctx) => searchTool(memories, ctx), { names: ["memory_search"] });
     api.registerTool((ctx) => getTool(memories, ctx), { names: ["memory_get"] });
-    api.registerTool((ctx) => intentTool(memories, ctx), { names: ["intent"] });
+    api.registerTool((ctx) => intentTool(memories, due, ctx), { names: ["intent"] });
 
     const owners = new OwnerMemory();
     const asHost = (ctx) => ({ ...ctx, senderIsOwner: owners.isOwner(ctx) });
@@ -263,16 +260,38 @@ const plugin = {
       memories.fresh(whereOf(ctx)).catch((error) => log?.warn?.(`memory-wasm: cannot open memory: ${error.message}`));
       return undefined;
     });
+    // The due intents waiting for this turn go first (time-based: they are
+    // why the owner is being told now). They leave the queue only once the
+    // hook's answer is OpenClaw's: `hookInvocation.assertActive()` says the
+    // answer is still accepted (a hook past its timeout is dropped); else
+    // they wait for the next turn.
     api.on(
       "before_prompt_build",
       async (event, ctx) => {
         if (ctx?.trigger && ctx.trigger !== "user") return undefined;
+        const host = asHost(ctx);
+        const context = memories.context(host);
+        let result = {};
         try {
-          return await promptBlocks(memories, event, asHost(ctx));
+          result = await promptBlocks(memories, event, host, context);
         } catch (error) {
           log?.warn?.(`memory-wasm: no memory blocks for this turn: ${error.message}`);
+        }
+        const pending = await due.forTurn(whereOf(ctx), context).catch((error) => {
+          log?.warn?.(`memory-wasm: no due intents for this turn: ${error.message}`);
+          return null;
+        });
+        if (pending?.blocks.length) {
+          result.prependContext = [...pending.blocks, result.prependContext].filter(Boolean).join("\n");
+        }
+        try {
+          ctx?.hookInvocation?.assertActive?.();
+        } catch {
+          pending?.release();
           return undefined;
         }
+        pending?.handedOff().catch((error) => log?.warn?.(`memory-wasm: delivered intents stay queued on disk: ${error.message}`));
+        return Object.keys(result).length ? result : undefined;
       },
       { timeoutMs: 60000 },
     );
@@ -284,7 +303,7 @@ const plugin = {
       if (!sessionId || !messages.length) return;
       try {
         const { memory } = await memories.forWorkspace(whereOf(ctx));
-        const context = contextOf(asHost(ctx));
+        const context = memories.context(asHost(ctx));
         const window = ctx.contextTokenBudget ?? 200000;
         const report = await memory.flush({
           sessionId,
@@ -315,7 +334,7 @@ const plugin = {
     const transcripts = new Map(); // session -> { messages, ctx } of its last run
     const ingest = async (sessionId, { messages, ctx }) => {
       const { memory } = await memories.forWorkspace(whereOf(ctx));
-      const context = contextOf(ctx);
+      const context = memories.context(ctx);
       const report = await memory.ingest({ sessionId, transcript: transcriptOf(messages, context), context });
       log?.debug?.(`memory-wasm: ingested ${report.messagesWritten} of ${report.messagesRead} messages (${report.skipped ?? "ok"})`);
     };
@@ -346,7 +365,7 @@ const plugin = {
 /** OpenClaw's `MemorySearchManager` over one workspace's component. */
 function searchManager(memories, entry, { cfg, agentId }) {
   const where = { workspaceDir: entry.workspaceDir, cfg, agentId };
-  const owner = () => contextOf({ senderIsOwner: true, channel: "cli" });
+  const owner = () => memories.context({ senderIsOwner: true, channel: "cli", config: cfg });
   return {
     async search(query, options = {}) {
       const { memory } = await memories.fresh(where);
@@ -354,7 +373,7 @@ function searchManager(memories, entry, { cfg, agentId }) {
         query: String(query),
         maxResults: options.maxResults,
         minScore: options.minScore,
-        context: contextOf({ senderIsOwner: true, sessionKey: options.sessionKey, activeProjectKeys: options.activeProjectKeys }),
+        context: memories.context({ senderIsOwner: true, sessionKey: options.sessionKey, activeProjectKeys: options.activeProjectKeys, config: cfg }),
       });
       return result.hits.map(searchResultOf);
     },
@@ -392,5 +411,5 @@ function searchManager(memories, entry, { cfg, agentId }) {
   };
 }
 
-export { DREAM_TOKEN };
+export { DREAM_TOKEN, DUE_TOKEN };
 export default plugin;

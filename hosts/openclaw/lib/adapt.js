@@ -1,6 +1,8 @@
 // Pure conversions between OpenClaw's shapes and the component's (jco:
 // camelCase records, BigInt for 64-bit integers, strings for enums).
 
+import { hostTimeZone, parseLocalDateTime, utcOffsetMinutes } from "./time.js";
+
 /** Files OpenClaw injects itself; the plugin's bootstrap leaves them out. */
 const HOST_INJECTED_FILES = new Set(["AGENTS.md"]);
 
@@ -21,11 +23,12 @@ export function sessionKindOf({ sessionKey, trigger } = {}) {
 }
 
 /**
- * The turn context of an OpenClaw hook or tool call. `senderIsOwner` must
+ * The turn context of an OpenClaw hook or tool call at `nowMs`, for an owner
+ * in `timeZone` (IANA; its offset at `nowMs` names the local date). `senderIsOwner` must
  * come from the host's own authentication; it is false unless the host says
  * true.
  */
-export function contextOf(ctx = {}, nowMs = Date.now()) {
+export function contextOf(ctx = {}, nowMs = Date.now(), timeZone = hostTimeZone()) {
   return {
     nowMs: BigInt(Math.trunc(nowMs)),
     sessionId: ctx.sessionId ?? ctx.sessionKey ?? undefined,
@@ -34,7 +37,29 @@ export function contextOf(ctx = {}, nowMs = Date.now()) {
     sender: ctx.requesterSenderId ?? ctx.senderId ?? undefined,
     senderIsOwner: ctx.senderIsOwner === true,
     activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
-    utcOffsetMinutes: 0,
+    utcOffsetMinutes: utcOffsetMinutes(timeZone, nowMs),
+  };
+}
+
+/**
+ * The component's `intent-spec` from the `intent` tool's or the CLI's
+ * fields: `dueAt` ISO 8601 (without an offset, a wall-clock time in
+ * `timeZone`), the expiry in days and the cool-down in minutes. `label`
+ * names the due field in an error.
+ */
+export function intentSpecOf({ text, triggers, dueAt, fireBudget, cooldownMinutes, expiresInDays }, timeZone, label = "dueAt") {
+  const dueAtMs = dueAt ? parseLocalDateTime(dueAt, timeZone) : undefined;
+  if (Number.isNaN(dueAtMs)) throw new Error(`${label} is not a date: ${dueAt}`);
+  return {
+    text: String(text ?? ""),
+    triggers: triggers ?? [],
+    dueAtMs: dueAtMs === undefined ? undefined : BigInt(dueAtMs),
+    channel: undefined,
+    sender: undefined,
+    expiresInMs: expiresInDays === undefined ? undefined : BigInt(Math.round(expiresInDays * 86400000)),
+    fireBudget,
+    cooldownMs: cooldownMinutes === undefined ? undefined : BigInt(Math.round(cooldownMinutes * 60000)),
+    semantic: false,
   };
 }
 
@@ -184,6 +209,12 @@ export function estimateTokens(messages) {
   let chars = 0;
   for (const m of messages ?? []) chars += messageText(m?.content).length;
   return Math.ceil(chars / 4);
+}
+
+/** The default agent of a config: the one marked default, else the first, else `main`. */
+export function defaultAgentId(cfg) {
+  const agents = cfg?.agents?.list ?? [];
+  return agents.find((a) => a?.default)?.id ?? agents[0]?.id ?? "main";
 }
 
 /** The agent of a hook's context: its own field, else the `agent:<id>:…` session key's. */

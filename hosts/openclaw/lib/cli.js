@@ -2,15 +2,8 @@
 // built-in one leaves with memory-core). The person at the terminal is the
 // owner.
 
-import { contextOf, toJson } from "./adapt.js";
+import { defaultAgentId, intentSpecOf, toJson } from "./adapt.js";
 import { dreamSummary, runDream } from "./dreaming.js";
-
-function defaultAgentId(cfg) {
-  const agents = cfg?.agents?.list ?? [];
-  return agents.find((a) => a?.default)?.id ?? agents[0]?.id ?? "main";
-}
-
-const owner = () => contextOf({ senderIsOwner: true, channel: "cli" });
 
 function print(value, json) {
   process.stdout.write(json ? `${toJson(value, 2)}\n` : `${value}\n`);
@@ -44,10 +37,18 @@ export function formatHits(hits) {
     .join("\n");
 }
 
+/** One intent in one line. */
+export function formatIntent(intent) {
+  const due = intent.dueAtMs === undefined ? "" : `, due ${new Date(Number(intent.dueAtMs)).toISOString()}`;
+  const triggers = intent.triggers.length ? `, on "${intent.triggers.join('", "')}"` : "";
+  return `#${intent.id} [${intent.state}] ${intent.text} (fired ${intent.fires}/${intent.fireBudget}${due}${triggers})`;
+}
+
 export function registerCli(api, memories) {
   api.registerCli(
     ({ program, config }) => {
       const cfg = config ?? api.config;
+      const owner = () => memories.context({ senderIsOwner: true, channel: "cli", config: cfg });
       const where = (opts) => {
         const agentId = opts.agent ?? defaultAgentId(cfg);
         return { cfg, agentId, workspaceDir: memories.workspaceOf(cfg, agentId) };
@@ -137,17 +138,64 @@ export function registerCli(api, memories) {
           print(opts.json ? report : dreamSummary(report), opts.json);
         }));
 
-      memory
+      // `intents` lists; `intents create|cancel` change them (as the owner).
+      // The parent's options are also the subcommands' (`optsWithGlobals`).
+      const listIntents = action(async (opts) => {
+        const { memory } = await memories.forWorkspace(where(opts));
+        const intents = await memory.intentList(owner());
+        if (opts.json) return print(intents, true);
+        print(intents.length ? intents.map(formatIntent).join("\n") : "No standing intents.");
+      });
+      const intents = memory
         .command("intents")
-        .description("Standing intents")
+        .description("Standing intents: list them, create or cancel one")
         .option("--agent <id>", "agent id")
         .option("--json", "print JSON")
-        .action(action(async (opts) => {
-          const { memory } = await memories.forWorkspace(where(opts));
-          const intents = await memory.intentList(owner());
-          if (opts.json) return print(intents, true);
-          print(intents.length ? intents.map((i) => `#${i.id} [${i.state}] ${i.text} (fired ${i.fires}/${i.fireBudget})`).join("\n") : "No standing intents.");
-        }));
+        .action((opts, command) => listIntents(command.optsWithGlobals()));
+      intents
+        .command("list")
+        .description("List the standing intents")
+        .option("--agent <id>", "agent id")
+        .option("--json", "print JSON")
+        .action((opts, command) => listIntents(command.optsWithGlobals()));
+      intents
+        .command("create")
+        .description("Create an intent: fired by words (--trigger) or at a time (--due)")
+        .argument("<text...>", "what to bring up when it fires")
+        .option("--due <when>", "when it is due: ISO 8601; without an offset, in the owner's time zone")
+        .option("--trigger <words>", "words that fire it (repeatable)", (v, all) => [...all, v], [])
+        .option("--fire-budget <n>", "how many times it may fire", (v) => Number.parseInt(v, 10))
+        .option("--cooldown-minutes <n>", "quiet time after each firing", Number.parseFloat)
+        .option("--expires-in-days <n>", "when it expires", Number.parseFloat)
+        .option("--agent <id>", "agent id")
+        .option("--json", "print JSON")
+        .action((words, _opts, command) =>
+          action(async (opts) => {
+            const spec = intentSpecOf(
+              { text: words.join(" "), triggers: opts.trigger, dueAt: opts.due, fireBudget: opts.fireBudget, cooldownMinutes: opts.cooldownMinutes, expiresInDays: opts.expiresInDays },
+              memories.timeZone(cfg),
+              "--due",
+            );
+            const { memory } = await memories.forWorkspace(where(opts));
+            const result = await memory.intentCreate(spec, owner());
+            if (opts.json) return print(result, true);
+            print(result.intent ? `Created ${formatIntent(result.intent)}` : `Kept as a wish: ${result.wish}`);
+          })(command.optsWithGlobals()),
+        );
+      intents
+        .command("cancel")
+        .description("Cancel an intent")
+        .argument("<id>", "the intent's id (from `memory intents`)")
+        .option("--agent <id>", "agent id")
+        .option("--json", "print JSON")
+        .action((id, _opts, command) =>
+          action(async (opts) => {
+            if (!/^\d+$/.test(id)) throw new Error(`not an intent id: ${id}`);
+            const { memory } = await memories.forWorkspace(where(opts));
+            const cancelled = await memory.intentCancel(Number(id), owner());
+            print(opts.json ? cancelled : `Cancelled ${formatIntent(cancelled)}`, opts.json);
+          })(command.optsWithGlobals()),
+        );
     },
     { descriptors: [{ name: "memory", description: "Agent memory (memory-wasm)", hasSubcommands: true }] },
   );

@@ -2,22 +2,22 @@
 // in step with the plugin's config when the gateway starts) runs an
 // isolated agent turn whose message is a token; the `before_agent_reply`
 // hook recognises the token, runs `dream.run` on the agent's workspace and
-// answers the turn itself, so no model reply is made for it.
-
-import { contextOf } from "./adapt.js";
+// answers the turn itself, so no model reply is made for it. The schedule
+// is in the owner's time zone (`dreaming.timezone`, else the plugin's zone).
 
 export const DREAM_TOKEN = "[memory-wasm:dream]";
 const DECLARATION_KEY = "memory-wasm:dreaming";
 const JOB_NAME = "memory-wasm dreaming";
 
-/** The cron job the plugin's dreaming settings ask for. */
-export function dreamingJob(dreaming) {
+/** The cron job the plugin's dreaming settings ask for, in `timeZone` unless they name one. */
+export function dreamingJob(dreaming, timeZone) {
+  const tz = dreaming.timezone ?? timeZone;
   return {
     declarationKey: DECLARATION_KEY,
     name: JOB_NAME,
     description: `Dreaming sweep of memory-wasm (light, REM, deep): promotes recalled, promotable entries into MEMORY.md (limit ${dreaming.gates.maxPromotions}, min score ${dreaming.gates.minScore}).`,
     enabled: true,
-    schedule: { kind: "cron", expr: dreaming.cron, ...(dreaming.timezone ? { tz: dreaming.timezone } : {}) },
+    schedule: { kind: "cron", expr: dreaming.cron, ...(tz ? { tz } : {}) },
     sessionTarget: "isolated",
     wakeMode: "now",
     payload: { kind: "agentTurn", message: DREAM_TOKEN, lightContext: true },
@@ -26,14 +26,14 @@ export function dreamingJob(dreaming) {
 }
 
 /** Brings OpenClaw's cron in line with the settings: one job when enabled, none when not. */
-export async function reconcileDreamingJob(cron, dreaming, log) {
+export async function reconcileDreamingJob(cron, dreaming, log, timeZone) {
   const jobs = await cron.list({ includeDisabled: true });
   const ours = jobs.filter((job) => job.declarationKey === DECLARATION_KEY || job.name === JOB_NAME);
   if (!dreaming.enabled) {
     for (const job of ours) await cron.remove(job.id);
     return { status: "disabled", removed: ours.length };
   }
-  const desired = dreamingJob(dreaming);
+  const desired = dreamingJob(dreaming, timeZone);
   const [primary, ...duplicates] = ours;
   for (const job of duplicates) await cron.remove(job.id);
   if (!primary) {
@@ -60,7 +60,7 @@ export async function runDream(memories, where, { dryRun = false, phases = [] } 
     phases,
     dryRun,
     gates: memories.settings.dreaming.gates,
-    context: contextOf({ senderIsOwner: true, channel: "cron", trigger: "cron", sessionKind: "cron" }),
+    context: memories.context({ senderIsOwner: true, channel: "cron", trigger: "cron", sessionKind: "cron" }),
   });
 }
 
@@ -81,7 +81,7 @@ export function registerDreaming(api, memories) {
       const cron = ctx?.getCron?.();
       if (!cron) return;
       try {
-        await reconcileDreamingJob(cron, dreaming, ctx.logger ?? api.logger);
+        await reconcileDreamingJob(cron, dreaming, ctx.logger ?? api.logger, memories.timeZone(ctx.config));
       } catch (error) {
         (ctx.logger ?? api.logger)?.warn?.(`memory-wasm: cannot schedule dreaming: ${error.message}`);
       }

@@ -6,6 +6,9 @@
 import path from "node:path";
 import { MemoryComponent } from "./component.js";
 import { openclawEmbedder, openclawModel } from "./bridge.js";
+import { contextOf } from "./adapt.js";
+import { PendingIntents } from "./pending.js";
+import { resolveTimeZone } from "./time.js";
 
 /** The plugin's settings (`plugins.entries.memory-wasm.config`) with defaults. */
 export function pluginSettings(config = {}) {
@@ -46,6 +49,9 @@ export function pluginSettings(config = {}) {
         modelTimeoutMs: dreaming.modelTimeoutMs ?? 60000,
       },
     },
+    // An IANA zone; else OpenClaw's `agents.defaults.userTimezone`, else the host's (lib/time.js).
+    timeZone: config.timeZone,
+    intents: { deliverDue: config.intents?.deliverDue !== false },
     embedTimeoutMs: config.embedTimeoutMs ?? 30000,
     syncIntervalMs: config.syncIntervalMs ?? 5000,
     useModel: config.model?.enabled !== false,
@@ -57,10 +63,33 @@ export class Memories {
   #open = new Map(); // workspace dir -> Promise<entry>
   #settled = new Map(); // workspace dir -> entry, once open
   #closing = new Map(); // workspace dir -> the close in progress
+  #pending = new Map(); // workspace dir -> PendingIntents
 
   constructor(api) {
     this.#api = api;
     this.settings = pluginSettings(api.pluginConfig);
+  }
+
+  /**
+   * The owner's time zone under `cfg` (OpenClaw's config; the plugin's when
+   * the hook names none): the plugin's `timeZone`, else
+   * `agents.defaults.userTimezone`, else the host's.
+   */
+  timeZone(cfg) {
+    const config = cfg ?? this.#api.config;
+    return resolveTimeZone({ configured: this.settings.timeZone, userTimezone: config?.agents?.defaults?.userTimezone });
+  }
+
+  /** The component's turn context for a hook's or tool's context, at `nowMs`, in the owner's time zone. */
+  context(ctx = {}, nowMs = Date.now()) {
+    return contextOf(ctx, nowMs, this.timeZone(ctx?.config));
+  }
+
+  /** The due intents waiting in a workspace for the owner's next turn. */
+  pending(workspaceDir) {
+    const dir = path.resolve(workspaceDir);
+    if (!this.#pending.has(dir)) this.#pending.set(dir, new PendingIntents(dir));
+    return this.#pending.get(dir);
   }
 
   /** The workspace of `agentId` under `cfg`. */

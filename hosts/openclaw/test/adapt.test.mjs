@@ -103,3 +103,12 @@ test("the agent of a context without agentId comes from its session key", async 
   assert.equal(agentIdOf({ sessionKey: "agent:ops:telegram:123" }), "ops");
   assert.equal(agentIdOf({ sessionKey: "weird" }), undefined);
 });
+
+test("an intent's spec from the tool's or the CLI's fields, its due time in the owner's zone", async () => {
+  const { intentSpecOf } = await import("../lib/adapt.js");
+  const spec = intentSpecOf({ text: "renew", dueAt: "2026-12-05T09:00", expiresInDays: 1, cooldownMinutes: 2, fireBudget: 2 }, "Asia/Kolkata");
+  assert.equal(spec.dueAtMs, BigInt(Date.parse("2026-12-05T03:30:00Z")));
+  assert.deepEqual([spec.triggers, spec.expiresInMs, spec.cooldownMs, spec.fireBudget, spec.semantic], [[], 86400000n, 120000n, 2, false]);
+  assert.equal(intentSpecOf({ text: "x", triggers: ["a"] }, "UTC").dueAtMs, undefined);
+  assert.throws(() => intentSpecOf({ text: "x", dueAt: "someday" }, "UTC", "--due"), /--due is not a date: someday/);
+});

@@ -2,26 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DREAM_TOKEN, dreamingJob, reconcileDreamingJob } from "../lib/dreaming.js";
 import { pluginSettings } from "../lib/memories.js";
-
-function fakeCron(jobs = []) {
-  let next = jobs.length;
-  return {
-    jobs,
-    async list() {
-      return this.jobs;
-    },
-    async add(job) {
-      this.jobs.push({ ...job, id: `j${++next}` });
-    },
-    async update(id, patch) {
-      this.jobs = this.jobs.map((j) => (j.id === id ? { ...j, ...patch } : j));
-    },
-    async remove(id) {
-      this.jobs = this.jobs.filter((j) => j.id !== id);
-      return { removed: true };
-    },
-  };
-}
+import { fakeCron } from "./fake-cron.mjs";
 
 test("the job runs the token as an isolated, silent agent turn on the configured schedule", () => {
   const job = dreamingJob(pluginSettings({ dreaming: { cron: "30 4 * * *", timezone: "Europe/Berlin" } }).dreaming);
@@ -29,6 +10,18 @@ test("the job runs the token as an isolated, silent agent turn on the configured
   assert.equal(job.payload.message, DREAM_TOKEN);
   assert.equal(job.sessionTarget, "isolated");
   assert.deepEqual(job.delivery, { mode: "none" });
+});
+
+test("the schedule is in the owner's time zone unless dreaming names its own", async () => {
+  const plain = pluginSettings({}).dreaming;
+  assert.deepEqual(dreamingJob(plain, "Asia/Kolkata").schedule, { kind: "cron", expr: "0 3 * * *", tz: "Asia/Kolkata" });
+  const own = pluginSettings({ dreaming: { timezone: "Europe/Berlin" } }).dreaming;
+  assert.equal(dreamingJob(own, "Asia/Kolkata").schedule.tz, "Europe/Berlin");
+  const cron = fakeCron();
+  await reconcileDreamingJob(cron, plain, undefined, "Asia/Kolkata");
+  assert.equal((await reconcileDreamingJob(cron, plain, undefined, "Asia/Kolkata")).status, "unchanged");
+  assert.equal((await reconcileDreamingJob(cron, plain, undefined, "America/New_York")).status, "updated", "the owner moved");
+  assert.equal(cron.jobs[0].schedule.tz, "America/New_York");
 });
 
 test("reconciling adds once, updates a changed schedule, prunes duplicates, removes when disabled", async () => {

@@ -3,8 +3,12 @@
 // both the agent's model and the embedding provider (loopback, no keys).
 // Checks that `openclaw memory status|index|search` are answered by the
 // component, that one agent turn carries the injected blocks, calls
-// memory_search and has its transcript ingested, and that the gateway keeps
-// the dreaming job on OpenClaw's cron and a run of it is a sweep.
+// memory_search and has its transcript ingested, that the gateway keeps
+// the dreaming job on OpenClaw's cron and a run of it is a sweep, and that a
+// time-based intent created with `openclaw memory intents create` is fired by
+// the due-intents job and reaches the owner's next turn. The owner's zone is
+// `agents.defaults.userTimezone` (Asia/Kolkata): the intent's offset-less due
+// time and the dreaming schedule are in it.
 //
 // Usage: node test/e2e.mjs <openclaw-bin>   (scripts/openclaw-e2e.sh installs OpenClaw)
 
@@ -17,6 +21,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { DREAM_TOKEN } from "../lib/dreaming.js";
+import { DUE_TOKEN } from "../lib/due.js";
+import { intentBlock } from "../lib/framing.js";
+import { PENDING_FILE } from "../lib/pending.js";
+import { localDate, utcOffsetMinutes } from "../lib/time.js";
 import { textOf } from "./fake-openai.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -31,6 +39,7 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-e2e-"));
 const workspace = path.join(root, "ws");
 const state = path.join(root, "state");
 const requestsLog = path.join(root, "model-requests.jsonl");
+const TIME_ZONE = "Asia/Kolkata";
 fs.cpSync(path.join(here, "workspace"), workspace, { recursive: true });
 fs.mkdirSync(path.join(root, "home"), { recursive: true });
 fs.mkdirSync(state, { recursive: true });
@@ -46,7 +55,7 @@ function startFakeModel() {
 function writeConfig(port) {
   const base = `http://127.0.0.1:${port}/v1`;
   const config = {
-    agents: { defaults: { workspace, model: { primary: "fake/fake-model" } } },
+    agents: { defaults: { workspace, model: { primary: "fake/fake-model" }, userTimezone: TIME_ZONE } },
     models: {
       mode: "merge",
       providers: {
@@ -117,6 +126,23 @@ function oc(configFile, ...args) {
   return result.stdout;
 }
 
+/**
+ * `oc` against the gateway, retried while it is too busy to answer (opening
+ * the workspace in it, for a cron run, holds its event loop for a while).
+ */
+async function ocGateway(configFile, ...args) {
+  for (let attempt = 1; ; attempt += 1) {
+    const result = run(configFile, args);
+    if (result.status === 0) return result.stdout;
+    const busy = /not reachable|ETIMEDOUT|timed? ?out/i.test(result.stdout + result.stderr);
+    if (!busy || attempt === 8) {
+      console.error(result.stdout, result.stderr);
+      throw new Error(`openclaw ${args.slice(0, 2).join(" ")} failed`);
+    }
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
+
 /** Like `oc`, but a failure is `null`: for polling a gateway that may be too busy to answer. */
 function ocMaybe(configFile, ...args) {
   const result = run(configFile, args);
@@ -173,6 +199,21 @@ async function startGateway(configFile) {
 function requests() {
   return fs.readFileSync(requestsLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 }
+
+/** The wall-clock time of `ms` in `zone`, ISO 8601 without an offset (whole seconds). */
+function wallClock(zone, ms) {
+  const local = new Date(Math.floor(ms / 1000) * 1000 + utcOffsetMinutes(zone, ms) * 60000).toISOString();
+  assert.equal(local.slice(0, 10), localDate(zone, ms));
+  return local.slice(0, 19);
+}
+
+const queued = () => {
+  try {
+    return fs.readFileSync(path.join(workspace, PENDING_FILE), "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+};
 
 
 const { child: fakeModel, port } = await startFakeModel();
@@ -248,16 +289,34 @@ try {
   assert.ok(dream.sweep >= 0 && Array.isArray(dream.candidates));
   console.log(`  dream --dry-run: sweep ${dream.sweep}, ${dream.candidates.length} candidates`);
 
-  // 6. Dreaming on OpenClaw's scheduler: the gateway keeps the job; a run of it is a sweep.
+  // 5b. A time-based intent, due a minute ago on the owner's wall clock (no offset: Asia/Kolkata's).
+  const dueAtMs = Math.floor((Date.now() - 60000) / 1000) * 1000;
+  const created = lastJson(oc(config, "memory", "intents", "create", "--due", wallClock(TIME_ZONE, dueAtMs), "--json", "check", "the", "deploy", "window"));
+  assert.equal(created.intent.dueAtMs, dueAtMs, "the offset-less due time is read in agents.defaults.userTimezone");
+  assert.equal(created.intent.state, "armed");
+  const intentId = created.intent.id;
+  console.log(`  intent #${intentId} "${created.intent.text}" due ${new Date(dueAtMs).toISOString()} (${wallClock(TIME_ZONE, dueAtMs)} ${TIME_ZONE})`);
+
+  // 6. Dreaming and due intents on OpenClaw's scheduler: the gateway keeps the jobs; a run of
+  // the one is a sweep, of the other fires the intent into the pending queue.
   const gateway = await startGateway(config);
   try {
     const jobs = lastJson(oc(config, "cron", "list", "--all", "--json", ...gateway.client)).jobs;
     const job = jobs.find((j) => j.declarationKey === "memory-wasm:dreaming");
     assert.ok(job, "the dreaming job is on OpenClaw's cron");
     assert.equal(job.schedule.expr, "0 3 * * *");
+    assert.equal(job.schedule.tz, TIME_ZONE, "dreaming runs at 3:00 in the owner's zone");
     assert.equal(job.payload.message, DREAM_TOKEN);
     assert.ok(!jobs.some((j) => j.declarationKey?.startsWith("memory-core:")), "no dreaming job of the built-in memory");
-    oc(config, "cron", "run", job.id, "--json", ...gateway.client);
+    const dueJob = jobs.find((j) => j.declarationKey === "memory-wasm:intents-due");
+    assert.ok(dueJob, "the due-intents job is on OpenClaw's cron");
+    assert.equal(dueJob.schedule.kind, "at");
+    assert.equal(dueJob.payload.message, DUE_TOKEN);
+    assert.equal(dueJob.delivery?.mode, "none");
+    // The due job first (it would run by itself a minute after the start): its run opens the
+    // workspace in the gateway, which may keep the gateway from answering for a while.
+    await ocGateway(config, "cron", "run", dueJob.id, "--json", ...gateway.client);
+    await ocGateway(config, "cron", "run", job.id, "--json", ...gateway.client);
     let finished;
     for (let attempt = 0; attempt < 30 && !finished; attempt += 1) {
       await new Promise((r) => setTimeout(r, 5000));
@@ -269,10 +328,30 @@ try {
     assert.match(finished.summary, /^memory-wasm dreaming: sweep \d+, [1-9]\d* candidates/);
     const dreams = fs.readFileSync(path.join(workspace, "DREAMS.md"), "utf8");
     assert.ok(dreams.includes("memory/2026-12-01.md#L3-L3"), "the recalled daily entry is staged in DREAMS.md");
-    console.log(`  cron: job "${job.name}" (${job.schedule.expr}); run: ${finished.summary}; DREAMS.md staged memory/2026-12-01.md#L3-L3`);
+    console.log(`  cron: job "${job.name}" (${job.schedule.expr} ${job.schedule.tz}); run: ${finished.summary}; DREAMS.md staged memory/2026-12-01.md#L3-L3`);
+
+    for (let attempt = 0; attempt < 60 && !queued().length; attempt += 1) await new Promise((r) => setTimeout(r, 1000));
+    assert.deepEqual(queued().map((e) => [e.id, e.state]), [[intentId, "ready"]], "the due run queued the intent");
+    const dueRuns = lastJson(await ocGateway(config, "cron", "runs", dueJob.id, "--json", ...gateway.client)).entries.filter((e) => e.action === "finished");
+    const fired = dueRuns.find((e) => e.summary?.startsWith(`memory-wasm intents: 1 due (#${intentId})`));
+    assert.ok(fired, `a due run fired the intent: ${JSON.stringify(dueRuns.map((e) => e.summary))}`);
+    assert.equal(fired.status, "ok");
+    console.log(`  cron: job "${dueJob.name}" (at ${dueJob.schedule.at}); runs: ${dueRuns.map((e) => e.summary).join(" | ")}`);
   } finally {
     await gateway.stop();
   }
+
+  // 7. The owner's next turn (after a gateway restart: the queue is on disk) carries the intent's block.
+  const seen = requests().length;
+  oc(config, "agent", "--local", "--agent", "main", "--session-id", "e2e-2", "--message", "Anything for me today?", "--json");
+  const turn2 = requests().slice(seen).find((r) => r.path.endsWith("/chat/completions") && r.body.tools?.length);
+  assert.ok(turn2, "the turn called the model");
+  const user2 = turn2.body.messages.filter((m) => m.role === "user").map((m) => textOf(m.content)).join("\n");
+  const block = intentBlock({ id: intentId, text: "check the deploy window" });
+  assert.ok(user2.includes(block), `the intent's block before the message: ${user2}`);
+  assert.deepEqual(queued(), [], "delivered, so it left the queue");
+  console.log("  the due intent in the owner's next turn:");
+  console.log(block.replace(/^/gm, "    | "));
 
   console.log("openclaw e2e: ok");
   fs.rmSync(root, { recursive: true, force: true });

@@ -8,7 +8,11 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import plugin, { DREAM_TOKEN } from "../index.js";
+import plugin, { DREAM_TOKEN, DUE_TOKEN } from "../index.js";
+import { intentBlock } from "../lib/framing.js";
+import { PENDING_FILE } from "../lib/pending.js";
+import { localDate } from "../lib/time.js";
+import { fakeCron } from "./fake-cron.mjs";
 
 const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-plugin-"));
 fs.mkdirSync(path.join(workspace, "memory"));
@@ -18,18 +22,37 @@ fs.writeFileSync(
 );
 fs.writeFileSync(path.join(workspace, "AGENTS.md"), "# Rules\n- Be brief.\n");
 
-function standInApi(replies) {
-  const hooks = new Map();
+// The owner's zone of the due-intent tests: UTC+14 all year, so a wall-clock
+// time there is never the host's (UTC here).
+const TIME_ZONE = "Pacific/Kiritimati";
+
+/**
+ * The plugin registered on a stand-in API over `dir`. Hooks run as OpenClaw
+ * runs them: `before_agent_reply` handlers in order until one handles the
+ * turn; the others' first answer.
+ */
+function standInApi(replies, { dir = workspace, pluginConfig = {} } = {}) {
+  const handlers = new Map();
   const tools = new Map();
   const services = [];
   const llmCalls = [];
+  const hooks = {
+    has: (name) => handlers.has(name),
+    get: (name) => async (event, ctx) => {
+      for (const handler of handlers.get(name) ?? []) {
+        const result = await handler(event, ctx);
+        if (name === "before_agent_reply" ? result?.handled : result !== undefined) return result;
+      }
+      return undefined;
+    },
+  };
   const api = {
     id: "memory-wasm",
     config: {},
-    pluginConfig: { syncIntervalMs: 0 },
+    pluginConfig: { syncIntervalMs: 0, timeZone: TIME_ZONE, ...pluginConfig },
     logger: { info() {}, warn() {}, debug() {}, error() {} },
     runtime: {
-      agent: { resolveAgentWorkspaceDir: () => workspace },
+      agent: { resolveAgentWorkspaceDir: () => dir },
       llm: {
         async complete(request) {
           llmCalls.push(request);
@@ -44,7 +67,7 @@ function standInApi(replies) {
       tools.set(names[0], factory);
     },
     on(name, handler) {
-      hooks.set(name, handler);
+      handlers.set(name, [...(handlers.get(name) ?? []), handler]);
     },
     registerService(service) {
       services.push(service);
@@ -52,11 +75,15 @@ function standInApi(replies) {
     registerCli() {},
   };
   plugin.register(api);
-  return { api, hooks, tools, services, llmCalls };
+  /** Starts the services as a gateway does, with `cron` as its scheduler. */
+  const startServices = async (cron) => {
+    for (const service of services) await service.start({ config: api.config, logger: api.logger, getCron: () => cron });
+  };
+  return { api, hooks, tools, services, llmCalls, startServices };
 }
 
 const replies = ["- The release train ships on Thursdays.", "- The vault code is 1234, says a stranger."];
-const host = standInApi(replies);
+const host = standInApi(replies, { pluginConfig: { timeZone: "UTC" } });
 const ctx = { agentId: "main", sessionKey: "agent:main:main", sessionId: "s-1", workspaceDir: workspace, trigger: "user" };
 after(async () => {
   await host.api.capability.runtime.closeAllMemorySearchManagers();
@@ -109,7 +136,7 @@ test("before compaction (OpenClaw says only the session key): the component's fl
     { role: "assistant", content: [{ type: "text", text: "Noted." }] },
   ];
   await host.hooks.get("before_compaction")({ messageCount: 2, messages }, { sessionKey: ctx.sessionKey });
-  const today = new Date().toISOString().slice(0, 10);
+  const today = localDate("UTC", Date.now());
   const note = fs.readFileSync(path.join(workspace, "memory", `${today}.md`), "utf8");
   assert.ok(note.includes("The release train ships on Thursdays."));
   assert.equal(host.llmCalls.length, 1);
@@ -160,4 +187,110 @@ test("the cron turn carrying the dreaming token runs a sweep and answers it", as
   const result = await handler({ cleanedBody: DREAM_TOKEN }, { ...ctx, trigger: "cron" });
   assert.equal(result.handled, true);
   assert.match(result.reply.text, /^memory-wasm dreaming: sweep \d+/);
+});
+
+// Time-based intents: OpenClaw's cron runs the due job, the queue keeps what
+// fired, the owner's next turn receives it. A workspace of their own, so the
+// restart below can close and reopen it.
+const dueWorkspace = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-due-"));
+fs.mkdirSync(path.join(dueWorkspace, "memory"));
+let dueHost = standInApi([], { dir: dueWorkspace });
+const dueCron = fakeCron();
+const ownerTurn = { agentId: "main", sessionKey: "agent:main:main", sessionId: "d-1", workspaceDir: dueWorkspace, trigger: "user" };
+const strangerTurn = { ...ownerTurn, sessionKey: "agent:main:telegram:42", sessionId: "d-42", channel: "telegram", senderId: "42" };
+const cronTurn = { agentId: "main", sessionKey: "agent:main:cron:due", workspaceDir: dueWorkspace, trigger: "cron" };
+after(async () => {
+  await dueHost.api.capability.runtime.closeAllMemorySearchManagers();
+  fs.rmSync(dueWorkspace, { recursive: true, force: true });
+});
+
+const queued = () => {
+  try {
+    return fs.readFileSync(path.join(dueWorkspace, PENDING_FILE), "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+};
+const until = async (what, check) => {
+  for (let i = 0; i < 200; i += 1) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+};
+const prompt = (turn, message = "good morning") => dueHost.hooks.get("before_prompt_build")({ prompt: message, messages: [] }, turn);
+
+test("a time-based intent: the job is armed for its due time, fires it at T, and the owner's next turn gets it once", async () => {
+  const started = Date.now();
+  await dueHost.startServices(dueCron);
+  const dueJobs = () => dueCron.jobs.filter((j) => j.payload.message === DUE_TOKEN);
+  assert.equal(dueJobs().length, 1, "the gateway's start sets a first run");
+  const check = Date.parse(dueJobs()[0].schedule.at) - started;
+  assert.ok(check >= 60000 && check < 61000, `a minute after the start, not at it: ${check} ms`);
+  const tool = dueHost.tools.get("intent")({ ...ownerTurn, senderIsOwner: true });
+  const dueAt = Date.now() + 800;
+  const created = (await tool.execute("t1", { action: "create", text: "call the dentist", dueAt: new Date(dueAt).toISOString() })).details;
+  assert.equal(created.intent.state, "pending");
+  await until("the job to be re-armed", () => dueJobs()[0].schedule.at === new Date(dueAt).toISOString());
+  assert.equal(dueJobs().length, 1);
+  const [job] = dueJobs();
+  assert.equal(job.payload.message, DUE_TOKEN);
+  assert.equal(job.sessionTarget, "isolated");
+  assert.deepEqual(job.delivery, { mode: "none" });
+  assert.equal(job.deleteAfterRun, false);
+
+  const early = await prompt(ownerTurn);
+  assert.ok(!String(early?.prependContext ?? "").includes('kind="intent"'), "not before it is due");
+  await new Promise((r) => setTimeout(r, Math.max(0, dueAt - Date.now() + 20)));
+
+  const run = await dueHost.hooks.get("before_agent_reply")({ cleanedBody: DUE_TOKEN }, cronTurn);
+  assert.equal(run.handled, true, "answered without a model call");
+  assert.equal(run.reply.text, `memory-wasm intents: 1 due (#${created.intent.id}), queued for the owner's next turn`);
+  assert.deepEqual(queued().map((e) => [e.id, e.state]), [[created.intent.id, "ready"]], "queued on disk");
+  const again = await dueHost.hooks.get("before_agent_reply")({ cleanedBody: DUE_TOKEN }, cronTurn);
+  assert.equal(again.reply.text, "memory-wasm intents: nothing due", "a second run fires nothing");
+
+  const stranger = await prompt(strangerTurn);
+  assert.ok(!String(stranger?.prependContext ?? "").includes('kind="intent"'), "a stranger does not receive it");
+  assert.equal(queued().length, 1, "still waiting for the owner");
+
+  const block = intentBlock({ id: created.intent.id, text: "call the dentist" });
+  const mine = await prompt(ownerTurn);
+  assert.ok(mine.prependContext.startsWith(block), `the owner's turn starts with it: ${mine.prependContext}`);
+  await until("the queue to empty", () => queued().length === 0);
+  const next = await prompt(ownerTurn);
+  assert.ok(!String(next?.prependContext ?? "").includes(block), "delivered once");
+});
+
+test("a restart between the job's run and the owner's turn still delivers (the queue is on disk)", async () => {
+  const tool = dueHost.tools.get("intent")({ ...ownerTurn, senderIsOwner: true });
+  const created = (await tool.execute("t2", { action: "create", text: "water the plants", dueAt: new Date(Date.now() - 60000).toISOString() })).details;
+  assert.equal(created.intent.state, "armed");
+  const run = await dueHost.hooks.get("before_agent_reply")({ cleanedBody: DUE_TOKEN }, cronTurn);
+  assert.match(run.reply.text, /^memory-wasm intents: 1 due/);
+  await dueHost.api.capability.runtime.closeAllMemorySearchManagers(); // the gateway stops
+  dueHost = standInApi([], { dir: dueWorkspace });
+  const mine = await prompt(ownerTurn);
+  assert.ok(mine.prependContext.includes(intentBlock({ id: created.intent.id, text: "water the plants" })));
+  await until("the queue to empty", () => queued().length === 0);
+});
+
+test("an owner's turn collects a due intent itself when no job has run (no gateway)", async () => {
+  const tool = dueHost.tools.get("intent")({ ...ownerTurn, senderIsOwner: true });
+  const yesterday = localDate(TIME_ZONE, Date.now() - 86400000);
+  const created = (await tool.execute("t3", { action: "create", text: "renew the passport", dueAt: `${yesterday}T09:00` })).details;
+  const mine = await prompt(ownerTurn);
+  assert.ok(mine.prependContext.includes(intentBlock({ id: created.intent.id, text: "renew the passport" })));
+  const listed = (await tool.execute("t4", { action: "list" })).details.intents.find((i) => i.id === created.intent.id);
+  assert.equal(listed.state, "done", "its one fire is spent");
+  // An offset-less due time is the owner's wall clock (UTC+14), not the host's.
+  assert.equal(listed.dueAtMs, Date.parse(`${yesterday}T09:00:00+14:00`));
+});
+
+test("the host frames a queued intent exactly as the component frames a fired one", async () => {
+  const tool = dueHost.tools.get("intent")({ ...ownerTurn, senderIsOwner: true });
+  const text = 'say "hi" <b>&amp;</b> \u200B\u2039x\u203A</memory-context>';
+  const created = (await tool.execute("t5", { action: "create", text, triggers: ["zebra crossing"] })).details;
+  const fired = await prompt(ownerTurn, "the zebra crossing is closed");
+  assert.ok(fired.prependContext.includes(intentBlock({ id: created.intent.id, text })), fired.prependContext);
 });
