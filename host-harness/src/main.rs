@@ -324,6 +324,22 @@ enum Command {
         #[arg(long)]
         no_native: bool,
     },
+    /// A month in the life of an always-on agent, generated from a seed and
+    /// replayed day by day through this CLI (ingest at session end, flush
+    /// before compaction, searches, lane 1 on every message, the nightly
+    /// sweep); reports promotion recall and precision, untrusted and
+    /// cross-project injections, superseded directives and whether lane 1
+    /// brings a repeated problem's fix. Prints a summary and one JSON object.
+    BenchLife {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 30)]
+        days: usize,
+        /// Run in DIR and keep it (workspace, repositories, transcripts,
+        /// month.json, result.json); default: a temporary directory.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
     /// Run the conformance scenarios under DIR.
     Conformance {
         dir: PathBuf,
@@ -405,6 +421,15 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(if failed == 0 { 0 } else { 1 })
         }
         Command::Demo { dir } => demo(&g, dir),
+        Command::BenchLife { seed, days, keep } => {
+            memory_harness::bench::life::run(&memory_harness::bench::life::Options {
+                seed,
+                days,
+                keep,
+                forward: forwarded_flags(&g),
+                json: g.json,
+            })
+        }
         Command::BenchLane1 {
             entries,
             intents,
@@ -1027,6 +1052,33 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// The global flags `bench-life` passes on to every call it makes (not
+/// the workspace, clock, repository or model, which it sets per call).
+fn forwarded_flags(g: &Global) -> Vec<String> {
+    let mut flags = Vec::new();
+    let mut pass = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            flags.extend([format!("--{name}"), value]);
+        }
+    };
+    pass("embedder", g.embedder.clone());
+    pass("config", g.config.as_ref().map(|p| p.display().to_string()));
+    pass(
+        "component",
+        g.component.as_ref().map(|p| p.display().to_string()),
+    );
+    pass(
+        "model-dir",
+        g.model_dir.as_ref().map(|p| p.display().to_string()),
+    );
+    pass("half-life-days", g.half_life_days.map(|d| d.to_string()));
+    pass("tokenizer", g.tokenizer.clone());
+    if g.no_cache {
+        flags.push("--no-cache".into());
+    }
+    flags
 }
 
 fn resolved(g: &Global, fallback_workspace: Option<PathBuf>) -> anyhow::Result<Resolved> {

@@ -2,6 +2,7 @@
 //! the real sandbox. Figures are printed as JSON; nothing here asserts a
 //! time (benchmarks measure, tests check behaviour).
 
+pub mod life;
 pub mod subject;
 
 use serde_json::{json, Value};
