@@ -196,9 +196,17 @@ pub fn classify(text: &str) -> Statement {
         || apostrophe_free
             .split_whitespace()
             .any(|w| matches!(w, "cant" | "wont" | "doesnt" | "didnt" | "isnt" | "couldnt"));
+    // "failed to solve", "couldn't fix it": a fix that did not happen.
+    let negated = |i: usize| {
+        let before: Vec<&str> = words[..i].iter().rev().take(2).map(String::as_str).collect();
+        before.iter().any(|w| {
+            matches!(*w, "failed" | "unable" | "cannot" | "cant" | "not" | "no" | "couldn't" | "didn't" | "doesn't" | "won't" | "can't" | "nothing" | "never")
+        })
+    };
     let resolution = stems
         .iter()
-        .any(|s| RESOLUTION_WORDS.iter().any(|r| s.starts_with(r)))
+        .enumerate()
+        .any(|(i, s)| RESOLUTION_WORDS.iter().any(|r| s.starts_with(r)) && !negated(i))
         || RESOLUTION_PHRASES.iter().any(|p| lower.contains(p))
         || opens_with_fix_verb(&lower);
     if is_question(trimmed, &lower) && !resolution {
@@ -243,6 +251,14 @@ fn opens_with_fix_verb(lower: &str) -> bool {
 fn is_question(trimmed: &str, lower: &str) -> bool {
     if trimmed.ends_with(['?', '？']) {
         return true;
+    }
+    // "what's the host? I forgot", "… on this booking? thx": a question
+    // with a word or three after it.
+    if let Some(at) = trimmed.rfind(['?', '？']) {
+        let tail = trimmed[at..].trim_start_matches(['?', '？']);
+        if tail.split_whitespace().count() <= 3 {
+            return true;
+        }
     }
     // "What port does the gateway use" without its question mark.
     let first = lower.split_whitespace().next().unwrap_or("");
@@ -320,6 +336,10 @@ mod tests {
             ("I'll look into the failing test now.", Process),
             ("Sure, let me search my notes for that.", Process),
             ("Checking the CI run…", Process),
+            ("hm, the laptop lost the config for the office VPN, what's the host? I forgot", Question),
+            ("sorry, again: can you fill in my airline miles number on this booking? thx", Question),
+            ("my build died with BK-8580: failed to solve: layer does not exist. didn't we see this before?", Question),
+            ("the deploy died with BK-8580: failed to solve: layer does not exist", Symptom),
         ]);
     }
 

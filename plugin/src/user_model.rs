@@ -86,22 +86,23 @@ const POLARITY: &[&str] = &[
 /// tabs" / "use pnpm" are two behaviours).
 const GENERAL_VERBS: &[&str] = &["use", "make", "keep", "give", "be", "have", "get", "put", "add", "include", "do"];
 
-/// Words of one meaning, folded to one: a paraphrase is the same behaviour.
-const SYNONYMS: &[(&str, &str)] = &[
-    ("reply", "answer"),
-    ("respond", "answer"),
-    ("write", "answer"),
-    ("speak", "answer"),
-    ("talk", "answer"),
-    ("utilize", "use"),
-    ("employ", "use"),
-    ("brief", "short"),
-    ("concise", "short"),
-    ("terse", "short"),
-    ("lengthy", "long"),
-    ("verbose", "long"),
-    ("response", "answer"),
-    ("message", "answer"),
+/// Words of one meaning, folded to one before stemming: a paraphrase is
+/// the same behaviour. Inflections are listed: the light stemmer does not
+/// bring "reply" and "replies" together.
+const SYNONYMS: &[(&[&str], &str)] = &[
+    (
+        &[
+            "answer", "answers", "answered", "answering", "reply", "replies", "replied",
+            "replying", "respond", "responds", "responded", "responding", "response",
+            "responses", "write", "writes", "writing", "wrote", "written", "speak", "speaks",
+            "speaking", "talk", "talks", "talking", "message", "messages",
+        ],
+        "answer",
+    ),
+    (&["utilize", "utilise", "employ", "using", "uses", "used"], "use"),
+    (&["brief", "briefly", "concise", "concisely", "terse", "tersely", "shorter"], "short"),
+    (&["lengthy", "verbose", "longer"], "long"),
+    (&["detailed", "details"], "detail"),
 ];
 
 /// Values that take each other's place: two directives that differ in one
@@ -117,7 +118,9 @@ const VALUE_CLASSES: &[&[&str]] = &[
     &["formal", "casual", "informal", "friendly"],
     &["npm", "pnpm", "yarn", "bun"],
     &["tab", "space"],
-    &["metric", "imperial"],
+    &["metric", "imperial", "km", "kilometr", "kilometer", "mile", "meter", "metr", "feet", "foot"],
+    &["celsius", "fahrenheit"],
+    &["24", "12", "am", "pm", "24-hour", "12-hour"],
 ];
 
 fn same_value_class(a: &str, b: &str) -> bool {
@@ -133,12 +136,11 @@ fn same_value_class(a: &str, b: &str) -> bool {
 fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
     crate::text::tokens(text)
         .filter(|t| !POLARITY.contains(&t.as_str()) && !crate::text::is_stop_word(t))
-        .map(|t| crate::text::stem(&t))
-        .map(|s| {
+        .map(|t| {
             SYNONYMS
                 .iter()
-                .find(|(from, _)| crate::text::stem(from) == s)
-                .map_or(s, |(_, to)| to.to_string())
+                .find(|(forms, _)| forms.contains(&t.as_str()))
+                .map_or_else(|| crate::text::stem(&t), |(_, to)| to.to_string())
         })
         .collect()
 }
@@ -164,10 +166,15 @@ pub fn same_behaviour(a: &str, b: &str) -> f32 {
     // "spaces") or two specific words around them agree.
     let (only_a, only_b): (Vec<&String>, Vec<&String>) = (a.difference(&b).collect(), b.difference(&a).collect());
     let specific = shared.iter().filter(|w| !GENERAL_VERBS.contains(&w.as_str())).count();
+    // Several values swapped at once ("Celsius and km" / "Fahrenheit and
+    // miles"): every changed word has a counterpart of its kind.
+    let swapped = |from: &[&String], to: &[&String]| {
+        !from.is_empty() && from.iter().all(|x| to.iter().any(|y| same_value_class(x, y)))
+    };
     let one_value_changed = match (only_a.as_slice(), only_b.as_slice()) {
         ([x], [y]) => same_value_class(x, y) || specific >= 2,
         ([], [_]) | ([_], []) => specific >= 2,
-        _ => false,
+        (a_only, b_only) => swapped(a_only, b_only) && swapped(b_only, a_only),
     };
     if one_value_changed {
         jaccard
@@ -380,6 +387,7 @@ mod tests {
             "Always answer in Spanish.",
             "Never answer in English.",
             "Always reply in Spanish.",
+            "Always write replies in Spanish.",
             "Prefer answering in Spanish.",
         ] {
             let (text, replaced) = set(USER, change, None, day("2026-12-02")).unwrap();
@@ -410,6 +418,10 @@ mod tests {
     fn unrelated_directives_share_no_behaviour() {
         assert_eq!(same_behaviour("Always use tabs.", "Always use pnpm."), 0.0);
         assert!(same_behaviour("Always use tabs.", "Always use spaces.") > 0.0);
+        assert!(same_behaviour(
+            "Always give temperatures in Celsius and distances in km.",
+            "Always give temperatures in Fahrenheit and distances in miles."
+        ) > 0.0);
         assert_eq!(same_behaviour("Always answer in French.", "Prefer short answers."), 0.0);
         assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
         assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);

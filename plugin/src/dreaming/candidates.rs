@@ -192,7 +192,7 @@ impl FactWords {
     /// identifiers (numbers, hosts, paths, codes — facts that differ in one
     /// are different facts), and enough words in common.
     pub fn same_fact(&self, other: &FactWords) -> bool {
-        if self.projects != other.projects || self.identifiers != other.identifiers {
+        if self.projects != other.projects || !self.compatible(other) {
             return false;
         }
         if near_duplicates(&self.words, &other.words) {
@@ -201,12 +201,20 @@ impl FactWords {
         if jaccard(&self.content, &other.content) >= SAME_FACT_CONTENT {
             return true;
         }
-        // The same identifiers: the same fix said in other words ("Clear
-        // ~/.cargo/registry to fix E0463" / "E0463 goes away once you
-        // delete ~/.cargo/registry"), or enough of the same words around.
-        !self.identifiers.is_empty()
+        // Identifiers in common and none in conflict: the same fix said in
+        // other words ("Clear ~/.cargo/registry to fix E0463" / "E0463 goes
+        // away once you delete ~/.cargo/registry"), or enough of the same
+        // words around them.
+        self.identifiers.intersection(&other.identifiers).next().is_some()
             && ((self.resolution && other.resolution)
                 || jaccard(&self.around, &other.around) >= SAME_FACT_WITH_IDENTIFIERS)
+    }
+
+    /// No identifier of one contradicts the other: one's identifiers are
+    /// all the other's (one line names the error code as well as the fix),
+    /// never each with one of its own (port 8443 / port 9443).
+    fn compatible(&self, other: &FactWords) -> bool {
+        self.identifiers.is_subset(&other.identifiers) || other.identifiers.is_subset(&self.identifiers)
     }
 }
 
@@ -340,6 +348,9 @@ mod tests {
         let port_a = f("The gateway listens on port 8443 behind the office VPN.");
         let port_b = f("The gateway listens on port 9443 behind the office VPN.");
         assert!(!port_a.same_fact(&port_b), "a different number is a different fact");
+        let named = f("We hit GH-2960 before: export GH_APP_ID=890411 so the job uses the app's higher limit.");
+        let bare = f("Same as last time: switch the job to the app token with GH_APP_ID=890411.");
+        assert!(named.same_fact(&bare), "one names the error code as well");
         let host = f("Staging moved to db2.internal last week.");
         let other = f("db2.internal is being decommissioned in January.");
         assert!(!host.same_fact(&other), "one identifier in common is not enough");

@@ -198,6 +198,38 @@ pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
     phrases
 }
 
+/// Triggers for a resolution promoted with the owner's problem it answers:
+/// the problem's codes first (an error code, a host — how the owner will
+/// put it next time: the fix rarely repeats them), then the resolution's own.
+/// Only the owner's words of that problem are used, never a query's.
+pub fn derive_triggers_answering(
+    text: &str,
+    problem: Option<&str>,
+    query_keys: &[String],
+) -> Vec<String> {
+    let mut phrases: Vec<String> = Vec::new();
+    if let Some(problem) = problem {
+        let mut codes: Vec<String> = super::candidates::identifiers(problem)
+            .into_iter()
+            .filter(|id| id.chars().any(|c| c.is_ascii_digit()) && id.chars().any(char::is_alphabetic))
+            .map(|id| crate::text::tokens(&id).take(3).collect::<Vec<_>>().join(" "))
+            .filter(|p| !p.is_empty())
+            .collect();
+        codes.sort();
+        codes.dedup();
+        phrases.extend(codes.into_iter().take(1));
+    }
+    for phrase in derive_triggers(text, query_keys) {
+        if phrases.len() == MAX_DERIVED_TRIGGERS {
+            break;
+        }
+        if !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+    }
+    phrases
+}
+
 /// What a consolidation does to `MEMORY.md`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Plan {

@@ -151,6 +151,9 @@ struct Candidate {
     fact: String,
     /// Its project keys.
     projects: Vec<String>,
+    /// The owner's problem it answers (their words), when it took that
+    /// problem's recalls: how the problem will be put next time.
+    problem: Option<String>,
     text_hash: String,
     row: Option<ChunkRow>,
     observed: Observed,
@@ -400,10 +403,22 @@ impl Memory {
             let file = files.get(&record.path).and_then(|f| f.as_ref());
             out.push(rehydrated(record, file));
         }
+        answers_take_their_problems_recalls(&mut out, &files);
         let curated: HashSet<(String, Vec<String>)> = markdown::parse(memory_text)
             .entries
             .iter()
             .map(|e| (consolidate::fact_key(&e.text), sorted(&e.annotations.projects)))
+            .collect();
+        // The same fact said in other words is already curated too.
+        let curated_facts: Vec<candidates::FactWords> = markdown::parse(memory_text)
+            .entries
+            .iter()
+            .map(|e| {
+                candidates::FactWords::new(
+                    consolidate::without_source(crate::text::strip_list_marker(e.text.trim()).trim()),
+                    &e.annotations.projects,
+                )
+            })
             .collect();
         let promoted_before: HashMap<String, bool> =
             self.ledger.promoted_sources()?.into_iter().collect();
@@ -446,7 +461,11 @@ impl Memory {
                 c.set(Verdict::Junk, why);
             } else if let Some(why) = statement.refusal() {
                 c.set(Verdict::Junk, why);
-            } else if curated.contains(&(consolidate::fact_key(&c.fact), sorted(&c.projects))) {
+            } else if curated.contains(&(consolidate::fact_key(&c.fact), sorted(&c.projects)))
+                || curated_facts
+                    .iter()
+                    .any(|f| f.same_fact(&candidates::FactWords::new(&c.fact, &c.projects)))
+            {
                 c.set(Verdict::AlreadyCurated, "already in MEMORY.md");
             } else if let Some(rolled_back) = promoted_before.get(&c.text_hash) {
                 c.set(
@@ -476,6 +495,9 @@ impl Memory {
             if leader != i {
                 let absorbed = out[i].observed.clone();
                 out[leader].observed.absorb(&absorbed);
+                if out[leader].problem.is_none() {
+                    out[leader].problem = out[i].problem.clone();
+                }
                 let why = format!("near-duplicate of {}", out[leader].citation);
                 out[i].set(Verdict::Duplicate, why);
             }
@@ -873,6 +895,7 @@ fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
         text: record.text.clone(),
         fact: String::new(),
         projects: Vec::new(),
+        problem: None,
         text_hash: record.text_hash.clone(),
         row: None,
         observed,
@@ -931,6 +954,92 @@ fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
     candidate
 }
 
+/// The owner's problem, recalled, is looking for its answer: when a
+/// recalled line is the owner's question or bare symptom in a transcript,
+/// the agent's reply right after it in the same session (within
+/// `ANSWER_WINDOW` entries, before the owner speaks again) that resolves it
+/// takes the problem's recall signals too — as a candidate of its own when
+/// nothing recalled it directly. The problem line itself is never promoted.
+fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap<String, Option<LiveFile>>) {
+    use crate::statement::{classify, Statement};
+    let role_of = |row: Option<&ChunkRow>| {
+        row.and_then(|r| r.provenance.as_ref())
+            .and_then(|p| p.role.clone())
+    };
+    // (path, answer line, the problem's signals, the problem as said)
+    let mut lent: Vec<(String, u32, Observed, String)> = Vec::new();
+    for c in out.iter() {
+        // Only the owner's own problem: its words may shape the answer's
+        // triggers.
+        let owners = c
+            .row
+            .as_ref()
+            .and_then(|r| r.provenance.as_ref())
+            .is_some_and(|p| p.source_class == SourceClass::Owner && p.promotable);
+        if c.decided() || role_of(c.row.as_ref()).as_deref() != Some("user") || !owners {
+            continue;
+        }
+        if !matches!(classify(&c.fact), Statement::Symptom | Statement::Question) {
+            continue;
+        }
+        let Some(Some(file)) = files.get(&c.path) else { continue };
+        let Some(at) = file.entries.iter().position(|e| c.citation.ends_with(&format!("#L{}-L{}", e.start_line, e.end_line))) else {
+            continue;
+        };
+        for entry in file.entries.iter().skip(at + 1).take(ANSWER_WINDOW) {
+            let row = file
+                .rows
+                .iter()
+                .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line);
+            let speaker = row.and_then(|r| r.provenance.as_ref()).and_then(|p| p.speaker.as_deref());
+            match role_of(row).as_deref() {
+                Some("user") => break, // the owner spoke again: no answer
+                Some("assistant") if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution => {
+                    lent.push((c.path.clone(), entry.start_line, c.observed.clone(), c.fact.clone()));
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    for (path, line, observed, problem) in lent {
+        let at = out.iter().position(|c| {
+            c.path == path && c.row.as_ref().is_some_and(|r| r.start_line == line)
+        });
+        match at {
+            Some(i) => {
+                out[i].observed.absorb(&observed);
+                out[i].problem.get_or_insert(problem);
+            }
+            None => {
+                let Some(Some(file)) = files.get(&path) else { continue };
+                let Some(entry) = file.entries.iter().find(|e| e.start_line == line) else { continue };
+                let record = RecallRecord {
+                    path: path.clone(),
+                    text_hash: entry_hash(&entry.text),
+                    text: entry.text.clone(),
+                    heading: entry.heading.clone(),
+                    start_line: entry.start_line,
+                    end_line: entry.end_line,
+                    recalls: observed.recalls,
+                    relevance_sum: observed.relevance_sum,
+                    relevance_count: observed.relevance_count,
+                    last_recalled_at: observed.last_recalled_at,
+                    first_recalled_at: observed.last_recalled_at,
+                    query_keys: observed.query_keys.clone(),
+                    days: observed.days.clone(),
+                };
+                let mut answer = rehydrated(record, Some(file));
+                answer.problem = Some(problem);
+                out.push(answer);
+            }
+        }
+    }
+}
+
+/// Entries after the owner's problem that may hold the agent's answer.
+const ANSWER_WINDOW: usize = 3;
+
 /// What an entry says: one line, no list marker, and without the speaker
 /// prefix its write recorded (`- assistant: …`, `- user (dana): …`). Only a
 /// recorded prefix comes off: text never decides who said it.
@@ -949,7 +1058,11 @@ fn promoted_fact(c: &Candidate) -> Promoted {
     let text = c.fact.clone();
     let triggers = match row.map(|r| r.triggers.clone()).filter(|t| !t.is_empty()) {
         Some(own) => own,
-        None => consolidate::derive_triggers(&text, &c.observed.query_keys),
+        None => consolidate::derive_triggers_answering(
+            &text,
+            c.problem.as_deref(),
+            &c.observed.query_keys,
+        ),
     };
     let triggers = triggers
         .iter()
