@@ -103,7 +103,7 @@ const PROBLEM_WORDS: &[&str] = &[
     "fail", "failur", "error", "broken", "break", "broke", "crash", "stuck", "hang", "hung",
     "timeout", "refus", "deni", "panic", "except", "bug", "flaki", "flaky", "segfault",
     "oom", "leak", "slow", "wrong", "regress", "unreach", "unavail", "corrupt", "reject",
-    "complain", "warn", "outag", "down", "miss", "cant", "cannot", "wont", "couldnt",
+    "complain", "warn", "outag", "miss", "cant", "cannot", "wont", "couldnt",
     "doesnt", "didnt", "isnt",
 ];
 
@@ -114,6 +114,10 @@ const PROBLEM_PHRASES: &[&str] = &[
     "not working",
     "stopped working",
     "no longer",
+    "is down",
+    "went down",
+    "goes down",
+    "was down",
     "timed out",
     "times out",
     "timing out",
@@ -189,10 +193,22 @@ pub fn classify(text: &str) -> Statement {
     }
     let stems: Vec<String> = words.iter().map(|w| text::stem(w)).collect();
     let apostrophe_free = lower.replace(['\'', '’'], "");
+    // Phrases match whole words: "note this down" does not hold "is down".
+    let padded = format!(
+        " {} ",
+        lower
+            .chars()
+            .map(|c| if matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"') { ' ' } else { c })
+            .collect::<String>()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let has = |phrase: &str| padded.contains(&format!(" {} ", phrase.trim()));
     let problem = stems
         .iter()
         .any(|s| PROBLEM_WORDS.iter().any(|p| s == p || (p.len() >= 4 && s.starts_with(p))))
-        || PROBLEM_PHRASES.iter().any(|p| lower.contains(p))
+        || PROBLEM_PHRASES.iter().any(|p| has(p))
         || apostrophe_free
             .split_whitespace()
             .any(|w| matches!(w, "cant" | "wont" | "doesnt" | "didnt" | "isnt" | "couldnt"));
@@ -207,7 +223,7 @@ pub fn classify(text: &str) -> Statement {
         .iter()
         .enumerate()
         .any(|(i, s)| RESOLUTION_WORDS.iter().any(|r| s.starts_with(r)) && !negated(i))
-        || RESOLUTION_PHRASES.iter().any(|p| lower.contains(p))
+        || RESOLUTION_PHRASES.iter().any(|p| has(p))
         || opens_with_fix_verb(&lower);
     if is_question(trimmed, &lower) && !resolution {
         return Statement::Question;
@@ -248,8 +264,29 @@ fn opens_with_fix_verb(lower: &str) -> bool {
         })
 }
 
+/// Openings of a request for information without a question mark
+/// ("remind me of the branch name please").
+const REQUEST_OPENINGS: &[&str] = &[
+    "remind me", "can you tell", "could you tell", "do you know", "tell me", "any idea",
+    "do you remember", "what was", "what is", "what's", "which", "where",
+];
+/// Filler a message may open with before the request.
+const OPENING_FILLER: &[&str] = &[
+    "hm", "hmm", "ok", "okay", "so", "quick", "one", "sorry", "again", "btw", "hey", "oh",
+    "um", "uh", "also", "and",
+];
+
 fn is_question(trimmed: &str, lower: &str) -> bool {
     if trimmed.ends_with(['?', '？']) {
+        return true;
+    }
+    let opening: Vec<&str> = lower
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+        .skip_while(|w| OPENING_FILLER.contains(w) || w.is_empty())
+        .collect();
+    let opening = opening.join(" ");
+    if REQUEST_OPENINGS.iter().any(|r| opens_with(&opening, r)) && !lower.contains(". ") {
         return true;
     }
     // "what's the host? I forgot", "… on this booking? thx": a question
@@ -302,6 +339,7 @@ mod tests {
             ("- 网关监听在 8443 端口", Fact),
             ("Git is how the team ships every Friday afternoon.", Fact),
             ("The owner keeps invoices in the shared Drive folder.", Fact),
+            ("note this down: put WJ8843622 on every booking, that's my frequent flyer number", Fact),
         ]);
     }
 
@@ -340,6 +378,8 @@ mod tests {
             ("sorry, again: can you fill in my airline miles number on this booking? thx", Question),
             ("my build died with BK-8580: failed to solve: layer does not exist. didn't we see this before?", Question),
             ("the deploy died with BK-8580: failed to solve: layer does not exist", Symptom),
+            ("hm, remind me of the name of the branch we cut releases from please", Question),
+            ("ok so, which flag gates the new checkout", Question),
         ]);
     }
 

@@ -968,6 +968,10 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
     };
     // (path, answer line, the problem's signals, the problem as said)
     let mut lent: Vec<(String, u32, Observed, String)> = Vec::new();
+    // A question answered by a bare value ("It's vpn-wuhw.corp-gw.net."):
+    // the identifiers of the answer, to find the fact it restates.
+    let mut asked: Vec<(HashSet<String>, Vec<String>, Observed)> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
     for c in out.iter() {
         // Only the owner's own problem: its words may shape the answer's
         // triggers.
@@ -979,7 +983,8 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
         if c.decided() || role_of(c.row.as_ref()).as_deref() != Some("user") || !owners {
             continue;
         }
-        if !matches!(classify(&c.fact), Statement::Symptom | Statement::Question) {
+        let said = classify(&c.fact);
+        if !matches!(said, Statement::Symptom | Statement::Question | Statement::Fact) {
             continue;
         }
         let Some(Some(file)) = files.get(&c.path) else { continue };
@@ -996,10 +1001,47 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
                 Some("user") => break, // the owner spoke again: no answer
                 Some("assistant") if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution => {
                     lent.push((c.path.clone(), entry.start_line, c.observed.clone(), c.fact.clone()));
+                    // What the agent answered with a fix was the owner's
+                    // problem, however it was put ("so getting PGX-9032 …").
+                    if said == Statement::Fact {
+                        problems.push(c.citation.clone());
+                    }
+                    break;
+                }
+                Some("assistant") if said == Statement::Fact => break,
+                Some("assistant") => {
+                    let ids = candidates::identifiers(&fact_of(&entry.text, speaker));
+                    if !ids.is_empty() {
+                        asked.push((ids, c.projects.clone(), c.observed.clone()));
+                    }
                     break;
                 }
                 _ => {}
             }
+        }
+    }
+    for c in out.iter_mut().filter(|c| problems.contains(&c.citation)) {
+        c.set(Verdict::Junk, "a problem report without its resolution (the agent's answer after it holds the fix)");
+    }
+    // The owner kept asking for a value the agent answered from memory: the
+    // standing statement of that value (a fact naming every identifier of
+    // the answer, of the same projects or none) takes the question's signals.
+    for (ids, projects, observed) in asked {
+        let target = out
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                !c.decided()
+                    && (c.projects.is_empty() || sorted(&c.projects) == sorted(&projects))
+                    && c.row.as_ref().and_then(|r| r.provenance.as_ref()).is_some_and(|p| p.promotable)
+                    && classify(&c.fact) == Statement::Fact
+                    && crate::dreaming::junk::junk_reason(&c.fact).is_none()
+                    && ids.is_subset(&candidates::identifiers(&c.fact))
+            })
+            .max_by_key(|(_, c)| (c.observed.recalls, std::cmp::Reverse(c.citation.clone())))
+            .map(|(i, _)| i);
+        if let Some(i) = target {
+            out[i].observed.absorb(&observed);
         }
     }
     for (path, line, observed, problem) in lent {
