@@ -179,7 +179,9 @@ const FIX_VERBS: &[&str] = &[
     "downgrade", "drop", "enable", "export", "flush", "increase", "install", "kill", "lower",
     "move", "pin", "point", "purge", "raise", "rebuild", "recreate", "regenerate", "reinstall",
     "reload", "remove", "rename", "reset", "restart", "revert", "rerun", "rotate", "run",
-    "set", "switch", "try", "turn", "unset", "update", "upgrade", "use", "wipe",
+    "set", "switch", "try", "turn", "unset", "update", "upgrade", "use", "wipe", "prune",
+    "renew", "truncate", "cap", "force", "reboot", "redeploy", "retry", "rollback", "apply",
+    "patch", "edit", "replace", "refresh", "corepack", "free", "evict", "invalidate",
 ];
 
 /// What a line says. `text` is the line's own words: no list marker, no
@@ -251,6 +253,9 @@ fn opens_with(lower: &str, opening: &str) -> bool {
 /// rebuild", "Just pin openssl", "Try running with --locked").
 fn opens_with_fix_verb(lower: &str) -> bool {
     lower
+        .replace(", so ", ". ")
+        .replace(", then ", ". ")
+        .replace(" and then ", ". ")
         .split(['.', ';', '!', '\n', '—', ':'])
         .map(|s| s.trim_start_matches(|c: char| !c.is_alphanumeric()))
         .any(|sentence| {
@@ -357,6 +362,8 @@ mod tests {
             ("It turned out the token had expired; rotating it unblocked the deploy.", Resolution),
             ("You need to export PGSSLMODE=disable before running the migrations.", Resolution),
             ("Just restart the gateway with --reset-cache when it hangs.", Resolution),
+            ("Looks like the builder cache got corrupted, so prune buildx-cache-pgak.", Resolution),
+            ("Known issue, the builder cache got corrupted. Prune buildx-cache-pgak.", Resolution),
         ]);
     }
 

@@ -1008,10 +1008,14 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
                     }
                     break;
                 }
-                Some("assistant") if said == Statement::Fact => break,
                 Some("assistant") => {
-                    let ids = candidates::identifiers(&fact_of(&entry.text, speaker));
-                    if !ids.is_empty() {
+                    // "Let me check the logs." is not the answer yet.
+                    let reply = fact_of(&entry.text, speaker);
+                    if matches!(classify(&reply), Statement::Process | Statement::Chatter) {
+                        continue;
+                    }
+                    let ids = candidates::identifiers(&reply);
+                    if said != Statement::Fact && !ids.is_empty() {
                         asked.push((ids, c.projects.clone(), c.observed.clone()));
                     }
                     break;
