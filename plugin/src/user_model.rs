@@ -120,8 +120,39 @@ const VALUE_CLASSES: &[&[&str]] = &[
     &["tab", "space"],
     &["metric", "imperial", "km", "kilometr", "kilometer", "mile", "meter", "metr", "feet", "foot"],
     &["celsius", "fahrenheit"],
-    &["24", "12", "am", "pm", "24-hour", "12-hour"],
+    &["24", "12"],
 ];
+
+/// The value classes a directive names a value of, with the values.
+fn values_named(words: &std::collections::BTreeSet<String>) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (k, class) in VALUE_CLASSES.iter().enumerate() {
+        for w in words {
+            if class.iter().any(|v| crate::text::stem(v) == *w) {
+                out.push((k, w.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// A clock time written out ("17:30", "5:30pm") says which clock it uses.
+fn clock_of(text: &str) -> Option<&'static str> {
+    for word in text.split_whitespace() {
+        let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != ':').to_lowercase();
+        let Some((h, rest)) = w.split_once(':') else { continue };
+        let (Ok(hour), true) = (h.parse::<u32>(), rest.len() >= 2 && rest[..2].bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        if rest.ends_with("am") || rest.ends_with("pm") {
+            return Some("12");
+        }
+        if hour >= 13 && hour <= 23 {
+            return Some("24");
+        }
+    }
+    None
+}
 
 fn same_value_class(a: &str, b: &str) -> bool {
     let stemmed = |w: &&str| crate::text::stem(w);
@@ -134,7 +165,7 @@ fn same_value_class(a: &str, b: &str) -> bool {
 /// What a directive is about: its content words (stemmed, synonyms folded)
 /// without its polarity ("Always"/"Never"/"Prefer"/"don't").
 fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
-    crate::text::tokens(text)
+    let mut words: std::collections::BTreeSet<String> = crate::text::tokens(text)
         .filter(|t| !POLARITY.contains(&t.as_str()) && !crate::text::is_stop_word(t))
         .map(|t| {
             SYNONYMS
@@ -142,7 +173,11 @@ fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
                 .find(|(forms, _)| forms.contains(&t.as_str()))
                 .map_or_else(|| crate::text::stem(&t), |(_, to)| to.to_string())
         })
-        .collect()
+        .collect();
+    if let Some(clock) = clock_of(text) {
+        words.insert(clock.to_string());
+    }
+    words
 }
 
 /// How far two directives are about the same behaviour (0 = unrelated):
@@ -153,6 +188,16 @@ fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
 /// "use pnpm") are different behaviours.
 pub fn same_behaviour(a: &str, b: &str) -> f32 {
     let (a, b) = (behaviour(a), behaviour(b));
+    // Each names a different value of one kind ("miles" / "metric units",
+    // "17:30" / "the 12-hour clock"): the same setting, changed.
+    let (values_a, values_b) = (values_named(&a), values_named(&b));
+    let changed_value = values_a.iter().any(|(k, v)| {
+        values_b.iter().any(|(k2, v2)| k == k2 && v != v2)
+            && !values_b.iter().any(|(k2, v2)| k == k2 && v == v2)
+    });
+    if changed_value {
+        return 0.5;
+    }
     let shared: Vec<&String> = a.intersection(&b).collect();
     if shared.is_empty() || a.is_empty() || b.is_empty() {
         return 0.0;
@@ -423,6 +468,10 @@ mod tests {
             "Always give temperatures in Fahrenheit and distances in miles."
         ) > 0.0);
         assert_eq!(same_behaviour("Always answer in French.", "Prefer short answers."), 0.0);
+        assert!(same_behaviour("Always give distances in miles.", "Always use metric units.") > 0.0);
+        assert!(same_behaviour("Always write times like 17:30.", "Always use the 12-hour clock with am/pm.") > 0.0);
+        assert!(same_behaviour("Always write times in 24-hour format.", "Always write times like 5:30pm.") > 0.0);
+        assert_eq!(same_behaviour("Always answer in English.", "Never use English idioms."), 0.0);
         assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
         assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);
     }

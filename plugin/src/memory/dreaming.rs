@@ -1083,8 +1083,9 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
     }
 }
 
-/// Entries after the owner's problem that may hold the agent's answer.
-const ANSWER_WINDOW: usize = 3;
+/// Entries after the owner's problem that may hold the agent's answer (in
+/// the trusted transcript note: tool output lives in its sibling).
+const ANSWER_WINDOW: usize = 4;
 
 /// What an entry says: one line, no list marker, and without the speaker
 /// prefix its write recorded (`- assistant: …`, `- user (dana): …`). Only a
