@@ -1111,11 +1111,24 @@ fn promoted_fact(c: &Candidate) -> Promoted {
             &c.observed.query_keys,
         ),
     };
+    // The entry's project already scopes it: a phrase naming the repository
+    // ("infra live") would fire on every message about that repository.
+    let project_words: HashSet<String> = c
+        .projects
+        .iter()
+        .flat_map(|k| crate::text::tokens(k).collect::<Vec<_>>())
+        .filter(|w| !matches!(w.as_str(), "github" | "com" | "gitlab" | "org"))
+        .collect();
+    let own_triggers = row.is_some_and(|r| !r.triggers.is_empty());
     let triggers = triggers
         .iter()
         .map(|t| one_line(t).replace([',', ';'], " "))
         .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|t| !t.is_empty())
+        .filter(|t| {
+            own_triggers
+                || !crate::text::tokens(t).all(|w| project_words.contains(&w))
+        })
         .collect();
     let importance = row
         .and_then(|r| r.importance)

@@ -170,10 +170,18 @@ impl Memory {
         }
         // What an entry says ranks before how strongly it matched: a bare
         // symptom (or a question) goes after every fact and resolution.
+        // And when the message reports a problem or asks, a resolution comes
+        // before other facts.
         let answers = |i: usize| candidates[i].statement.promotable();
+        let asking = matches!(
+            crate::statement::classify(message),
+            Statement::Symptom | Statement::Question
+        );
+        let fixes = |i: usize| asking && candidates[i].statement == Statement::Resolution;
         scored.sort_by(|a, b| {
             answers(b.1)
                 .cmp(&answers(a.1))
+                .then(fixes(b.1).cmp(&fixes(a.1)))
                 .then(b.0.total_cmp(&a.0))
                 .then(candidates[a.1].citation.cmp(&candidates[b.1].citation))
         });
