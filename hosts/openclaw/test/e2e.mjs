@@ -278,8 +278,11 @@ try {
   console.log(`${bootstrap}\n${trigger}`.replace(/^/gm, "    | "));
   console.log(`  memory_search answered the model's call; reply: ${reply}`);
 
-  const ingested = fs.readdirSync(path.join(workspace, "memory")).filter((f) => f.includes("-session-"));
-  assert.equal(ingested.length, 1, `one session transcript note: ${ingested}`);
+  // The owner's and agent's lines; tool output, if the turn had any, is in
+  // the note's -untrusted sibling (one file per trust class).
+  const sessionNotes = fs.readdirSync(path.join(workspace, "memory")).filter((f) => f.includes("-session-"));
+  const ingested = sessionNotes.filter((f) => !/-(untrusted|system)\.md$/.test(f));
+  assert.equal(ingested.length, 1, `one trusted session transcript note: ${sessionNotes}`);
   const note = fs.readFileSync(path.join(workspace, "memory", ingested[0]), "utf8");
   assert.ok(note.includes("What runs on the staging server?"), "the user's message was ingested");
   console.log(`  ingested: memory/${ingested[0]}`);
