@@ -1278,7 +1278,11 @@ fn shown_class(
     if trusted && provenance.session_kind != SessionKind::Interactive {
         SourceClass::System
     } else if trusted
-        && untrusted.copied_by(&crate::dreaming::consolidate::fact_key(text), provenance.order)
+        && untrusted.copied_by(
+            &crate::dreaming::consolidate::fact_key(text),
+            provenance.order,
+            provenance.session_id.as_deref(),
+        )
     {
         SourceClass::Untrusted
     } else {

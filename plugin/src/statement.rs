@@ -104,7 +104,7 @@ const PROBLEM_WORDS: &[&str] = &[
     "timeout", "refus", "deni", "panic", "except", "bug", "flaki", "flaky", "segfault",
     "oom", "leak", "slow", "wrong", "regress", "unreach", "unavail", "corrupt", "reject",
     "complain", "warn", "outag", "miss", "cant", "cannot", "wont", "couldnt",
-    "doesnt", "didnt", "isnt",
+    "doesnt", "didnt", "isnt", "died", "dead",
 ];
 
 /// Phrases that report a problem.
@@ -114,6 +114,10 @@ const PROBLEM_PHRASES: &[&str] = &[
     "not working",
     "stopped working",
     "no longer",
+    "could not",
+    "unable to",
+    "not up to date",
+    "out of date",
     "too many",
     "too much",
     "not enough",
@@ -293,6 +297,17 @@ fn is_question(trimmed: &str, lower: &str) -> bool {
     if trimmed.ends_with(['?', '？']) {
         return true;
     }
+    // "… after pulling main. help", "… any idea"
+    let words: Vec<&str> = lower
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.last().is_some_and(|w| matches!(*w, "help" | "halp" | "ideas"))
+        || words.ends_with(&["any", "idea"])
+    {
+        return true;
+    }
     let opening: Vec<&str> = lower
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
@@ -396,6 +411,8 @@ mod tests {
             ("my build died with BK-8580: failed to solve: layer does not exist. didn't we see this before?", Question),
             ("the deploy died with BK-8580: failed to solve: layer does not exist", Symptom),
             ("hm, remind me of the name of the branch we cut releases from please", Question),
+            ("ok so getting \"lockfile is not up to date with package.json\" (NPM-9560) after pulling main. help", Question),
+            ("my local build died with MIG-9409 could not obtain the migration lock on deploy, again.", Symptom),
             ("ok so, which flag gates the new checkout", Question),
         ]);
     }

@@ -218,10 +218,18 @@ pub fn same_behaviour(a: &str, b: &str) -> f32 {
     }
     // The same thing, flipped ("Never add emoji to messages" / "Always use
     // emoji where they fit").
-    if polarity(a_text) != polarity(b_text)
-        && shared.iter().any(|w| !GENERAL_VERBS.contains(&w.as_str()) && *w != "answer")
-    {
-        return 0.5;
+    if polarity(a_text) != polarity(b_text) {
+        let subject = |s: &std::collections::BTreeSet<String>| -> std::collections::BTreeSet<String> {
+            s.iter()
+                .filter(|w| !GENERAL_VERBS.contains(&w.as_str()) && w.as_str() != "answer")
+                .cloned()
+                .collect()
+        };
+        let (sa, sb) = (subject(&a), subject(&b));
+        let both = sa.intersection(&sb).count();
+        if both > 0 && both * 3 >= sa.union(&sb).count() {
+            return 0.5;
+        }
     }
     let jaccard = shared.len() as f32 / a.union(&b).count() as f32;
     if a == b || jaccard >= 0.5 {
@@ -493,6 +501,7 @@ mod tests {
         assert!(same_behaviour("Always write times like 17:30.", "Always use the 12-hour clock with am/pm.") > 0.0);
         assert!(same_behaviour("Always write times in 24-hour format.", "Always write times like 5:30pm.") > 0.0);
         assert!(same_behaviour("Never add emoji to messages.", "Always use emoji where they fit.") > 0.0);
+        assert_eq!(same_behaviour("Never add emoji to messages.", "Always keep messages short."), 0.0);
         assert!(same_behaviour("Always write times in 24-hour format.", "Always write times with am/pm.") > 0.0);
         assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
         assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);

@@ -384,7 +384,12 @@ pub struct RewriteCheck<'a> {
 fn project_mixing(entries: &[markdown::Entry], check: &RewriteCheck<'_>) -> Option<String> {
     for (citation, keys) in &check.projects {
         let anchor = format!("Source: {citation}");
-        for entry in entries.iter().filter(|e| e.text.contains(&anchor)) {
+        let cites = |text: &str| {
+            text.match_indices(&anchor).any(|(i, _)| {
+                !text[i + anchor.len()..].starts_with(|c: char| c.is_ascii_digit())
+            })
+        };
+        for entry in entries.iter().filter(|e| cites(&e.text)) {
             if project_set(&entry.annotations.projects) != project_set(keys) {
                 return Some(format!(
                     "the entry citing {citation} carries project keys {:?}, its source {:?}: entries of different projects are never merged",
@@ -401,12 +406,12 @@ fn project_mixing(entries: &[markdown::Entry], check: &RewriteCheck<'_>) -> Opti
     for entry in entries {
         let key = fact_key(&entry.text);
         let keys = project_set(&entry.annotations.projects);
-        if let Some((_, was)) = old.iter().find(|(k, _)| *k == key) {
-            if *was != keys {
-                return Some(format!(
-                    "an existing entry's project keys changed from {was:?} to {keys:?}"
-                ));
-            }
+        // The same fact may stand once per project: a change is keys no
+        // existing entry of that text had.
+        if old.iter().any(|(k, _)| *k == key) && !old.iter().any(|(k, w)| *k == key && *w == keys) {
+            return Some(format!(
+                "an existing entry's project keys changed to {keys:?}"
+            ));
         }
     }
     None
@@ -574,69 +579,90 @@ fn unfenced(reply: &str) -> &str {
 /// The text of untrusted and system entries, as runs of five words (and
 /// whole shorter texts), to recognise it wherever it is repeated; each run
 /// with the earliest write order it was recorded at (`i64::MIN`: unknown,
-/// counted as first of all).
+/// counted as first of all) and the sessions that wrote it.
 pub struct UntrustedText {
-    shingles: HashMap<String, i64>,
-    short: HashMap<String, i64>,
+    shingles: HashMap<String, Seen>,
+    short: HashMap<String, Seen>,
 }
+
+/// Where a run of untrusted words was seen first, and by which sessions.
+#[derive(Default)]
+struct Seen {
+    order: i64,
+    sessions: Vec<String>,
+}
+
+/// Sessions remembered per run: enough for a run quoted in a few sessions.
+const MAX_SESSIONS_PER_RUN: usize = 8;
 
 impl UntrustedText {
     /// From texts whose write order is unknown.
     pub fn new(texts: &[String]) -> UntrustedText {
-        let ordered: Vec<(String, Option<i64>)> = texts.iter().map(|t| (t.clone(), None)).collect();
+        let ordered: Vec<(String, Option<i64>, Option<String>)> =
+            texts.iter().map(|t| (t.clone(), None, None)).collect();
         UntrustedText::ordered(&ordered)
     }
 
-    /// From texts with their write order (`provenance::order_of_sighting`).
-    pub fn ordered(texts: &[(String, Option<i64>)]) -> UntrustedText {
-        let mut shingles: HashMap<String, i64> = HashMap::new();
-        let mut short: HashMap<String, i64> = HashMap::new();
-        let keep = |map: &mut HashMap<String, i64>, key: String, order: i64| {
-            let at = map.entry(key).or_insert(order);
-            *at = (*at).min(order);
+    /// From texts with their write order (`provenance::order_of_sighting`)
+    /// and the session that wrote them.
+    pub fn ordered(texts: &[(String, Option<i64>, Option<String>)]) -> UntrustedText {
+        let mut shingles: HashMap<String, Seen> = HashMap::new();
+        let mut short: HashMap<String, Seen> = HashMap::new();
+        let keep = |map: &mut HashMap<String, Seen>, key: String, order: i64, session: &Option<String>| {
+            let seen = map.entry(key).or_insert(Seen { order, sessions: Vec::new() });
+            seen.order = seen.order.min(order);
+            if let Some(s) = session {
+                if !seen.sessions.contains(s) && seen.sessions.len() < MAX_SESSIONS_PER_RUN {
+                    seen.sessions.push(s.clone());
+                }
+            }
         };
-        for (text, order) in texts {
+        for (text, order, session) in texts {
             let order = order.unwrap_or(i64::MIN);
             let key = fact_key(text);
             let words: Vec<&str> = key.split(' ').filter(|w| !w.is_empty()).collect();
             if words.len() < SHINGLE_WORDS {
                 if words.len() >= 2 {
-                    keep(&mut short, words.join(" "), order);
+                    keep(&mut short, words.join(" "), order, session);
                 }
                 continue;
             }
             for window in words.windows(SHINGLE_WORDS) {
-                keep(&mut shingles, window.join(" "), order);
+                keep(&mut shingles, window.join(" "), order, session);
             }
         }
         UntrustedText { shingles, short }
     }
 
-    /// The earliest write order of a run of five words `key` shares.
-    fn earliest_shared_run(&self, key: &str) -> Option<i64> {
+    /// The runs of five words `key` shares with untrusted text.
+    fn shared_runs<'a>(&'a self, key: &str) -> Vec<&'a Seen> {
         let words: Vec<&str> = key.split(' ').collect();
         words
             .windows(SHINGLE_WORDS)
-            .filter_map(|w| self.shingles.get(&w.join(" ")).copied())
-            .min()
+            .filter_map(|w| self.shingles.get(&w.join(" ")))
+            .collect()
     }
 
-    /// Whether an entry (its `fact_key`, its write order) copies untrusted
-    /// text: it shares a run of five words with, or is the whole of, an
-    /// untrusted text written *before* it. An owner's line that was there
-    /// first keeps its class however often a web page quotes it; one of
-    /// unknown order (`None`) counts as written last.
-    pub fn copied_by(&self, key: &str, order: Option<i64>) -> bool {
+    /// Whether an entry (its `fact_key`, its write order, its session)
+    /// copies untrusted text: it shares a run of five words with, or is the
+    /// whole of, an untrusted text written *before* it — or written in the
+    /// same session, whose quoted material may be recorded after the
+    /// session's own lines (a flush before the ingest). An owner's line that
+    /// was there first keeps its class however often a web page quotes it;
+    /// one of unknown order (`None`) counts as written last.
+    pub fn copied_by(&self, key: &str, order: Option<i64>, session: Option<&str>) -> bool {
         let order = order.unwrap_or(i64::MAX);
-        self.earliest_shared_run(key).is_some_and(|u| u < order)
-            || self.short.get(key).is_some_and(|&u| u < order)
+        let copies = |seen: &Seen| {
+            seen.order < order || session.is_some_and(|s| seen.sessions.iter().any(|x| x == s))
+        };
+        self.shared_runs(key).into_iter().any(copies) || self.short.get(key).is_some_and(copies)
     }
 
     /// Whether new text carries untrusted text anywhere, shorter texts
     /// included as word sequences, whenever it was written: stricter, for
     /// what a model wrote.
     pub fn carried_by(&self, key: &str) -> bool {
-        self.earliest_shared_run(key).is_some()
+        !self.shared_runs(key).is_empty()
             || self
                 .short
                 .keys()

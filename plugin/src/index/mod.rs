@@ -834,20 +834,20 @@ impl Index {
         Ok(self
             .untrusted_entries()?
             .into_iter()
-            .map(|(text, _)| text)
+            .map(|(text, _, _)| text)
             .collect())
     }
 
     /// The text of every untrusted and system entry, with its write order
     /// when it was recorded (`None`: unknown, which counts as first of all).
-    pub fn untrusted_entries(&self) -> Result<Vec<(String, Option<i64>)>, DbError> {
+    pub fn untrusted_entries(&self) -> Result<Vec<(String, Option<i64>, Option<String>)>, DbError> {
         self.conn.query(
-            "SELECT c.text, CASE WHEN p.basis = 'recorded' THEN p.order_key END \
+            "SELECT c.text, CASE WHEN p.basis = 'recorded' THEN p.order_key END, p.session_id \
              FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
              WHERE c.kind = 'entry' AND (p.origin_class IN ('untrusted', 'system') \
                 OR p.file_class IN ('untrusted', 'system'))",
             &[],
-            |r| Ok((r.get_text(0), r.get_opt_i64(1))),
+            |r| Ok((r.get_text(0), r.get_opt_i64(1), r.get_opt_text(2))),
         )
     }
 

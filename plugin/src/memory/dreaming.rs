@@ -446,13 +446,11 @@ impl Memory {
             if c.decided() {
                 continue;
             }
-            let order = c
-                .row
-                .as_ref()
-                .and_then(|r| r.provenance.as_ref())
-                .and_then(|p| p.order);
+            let provenance = c.row.as_ref().and_then(|r| r.provenance.as_ref());
+            let order = provenance.and_then(|p| p.order);
+            let session = provenance.and_then(|p| p.session_id.clone());
             let statement = crate::statement::classify(&c.fact);
-            if untrusted.copied_by(&consolidate::fact_key(&c.fact), order) {
+            if untrusted.copied_by(&consolidate::fact_key(&c.fact), order, session.as_deref()) {
                 c.set(
                     Verdict::Ineligible,
                     "not promotable: it repeats the text of an untrusted or system entry written before it",
@@ -461,11 +459,10 @@ impl Memory {
                 c.set(Verdict::Junk, why);
             } else if let Some(why) = statement.refusal() {
                 c.set(Verdict::Junk, why);
-            } else if curated.contains(&(consolidate::fact_key(&c.fact), sorted(&c.projects)))
-                || curated_facts
-                    .iter()
-                    .any(|f| f.same_fact(&candidates::FactWords::new(&c.fact, &c.projects)))
-            {
+            } else if curated.contains(&(consolidate::fact_key(&c.fact), sorted(&c.projects))) || {
+                let words = candidates::FactWords::new(&c.fact, &c.projects);
+                curated_facts.iter().any(|f| f.same_fact(&words))
+            } {
                 c.set(Verdict::AlreadyCurated, "already in MEMORY.md");
             } else if let Some(rolled_back) = promoted_before.get(&c.text_hash) {
                 c.set(
@@ -988,7 +985,8 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
             continue;
         }
         let Some(Some(file)) = files.get(&c.path) else { continue };
-        let Some(at) = file.entries.iter().position(|e| c.citation.ends_with(&format!("#L{}-L{}", e.start_line, e.end_line))) else {
+        let Some(start) = c.row.as_ref().map(|r| r.start_line) else { continue };
+        let Some(at) = file.entries.iter().position(|e| e.start_line == start) else {
             continue;
         };
         for entry in file.entries.iter().skip(at + 1).take(ANSWER_WINDOW) {
@@ -1001,9 +999,14 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
                 Some("user") => break, // the owner spoke again: no answer
                 Some("assistant") if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution => {
                     lent.push((c.path.clone(), entry.start_line, c.observed.clone(), c.fact.clone()));
-                    // What the agent answered with a fix was the owner's
-                    // problem, however it was put ("so getting PGX-9032 …").
+                    // What the agent answered with a fix naming the same
+                    // code was the owner's problem, however it was put
+                    // ("so getting PGX-9032 …" / "We hit PGX-9032 before: …").
                     if said == Statement::Fact {
+                        let answer = candidates::identifiers(&fact_of(&entry.text, speaker));
+                        if candidates::identifiers(&c.fact).is_disjoint(&answer) {
+                            break;
+                        }
                         problems.push(c.citation.clone());
                     }
                     break;
@@ -1030,18 +1033,31 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
     // The owner kept asking for a value the agent answered from memory: the
     // standing statement of that value (a fact naming every identifier of
     // the answer, of the same projects or none) takes the question's signals.
-    for (ids, projects, observed) in asked {
-        let target = out
-            .iter()
+    // Standing statements: promotable facts naming a value, computed once.
+    let standing: Vec<(usize, HashSet<String>)> = if asked.is_empty() {
+        Vec::new()
+    } else {
+        out.iter()
             .enumerate()
             .filter(|(_, c)| {
                 !c.decided()
-                    && (c.projects.is_empty() || sorted(&c.projects) == sorted(&projects))
                     && c.row.as_ref().and_then(|r| r.provenance.as_ref()).is_some_and(|p| p.promotable)
                     && classify(&c.fact) == Statement::Fact
                     && crate::dreaming::junk::junk_reason(&c.fact).is_none()
-                    && ids.is_subset(&candidates::identifiers(&c.fact))
             })
+            .map(|(i, c)| (i, candidates::identifiers(&c.fact)))
+            .filter(|(_, ids)| !ids.is_empty())
+            .collect()
+    };
+    for (ids, projects, observed) in asked {
+        let target = standing
+            .iter()
+            .filter(|(i, named)| {
+                let c = &out[*i];
+                (c.projects.is_empty() || sorted(&c.projects) == sorted(&projects))
+                    && ids.is_subset(named)
+            })
+            .map(|(i, _)| (*i, &out[*i]))
             .max_by_key(|(_, c)| (c.observed.recalls, std::cmp::Reverse(c.citation.clone())))
             .map(|(i, _)| i);
         if let Some(i) = target {

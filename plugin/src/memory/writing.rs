@@ -457,8 +457,9 @@ impl Memory {
                 .get_or_insert_with(|| "no new messages".into());
             return Ok(report);
         }
-        // One append per file, the trusted transcript first; each file in
-        // message order.
+        // One append per file, each in message order; the quoted material's
+        // files first, so a trusted line repeating it comes after it in the
+        // ledger's write order (see `UntrustedText::copied_by`).
         let mut files: Vec<(MemoryPath, Vec<NewEntry>)> = Vec::new();
         for (target, entry) in entries {
             match files.iter_mut().find(|(p, _)| *p == target) {
@@ -466,7 +467,7 @@ impl Memory {
                 None => files.push((target, vec![entry])),
             }
         }
-        files.sort_by_key(|(p, _)| *p != transcript);
+        files.sort_by_key(|(p, _)| *p == transcript);
         for (path, list) in files {
             let (lines, _) = self.append_entries(&path, list, request.context.now_ms)?;
             report.messages_written += lines.len() as u32;
@@ -475,7 +476,12 @@ impl Memory {
         self.ledger
             .mark_ingested(session, &hashes)
             .map_err(write_failure)?;
-        report.path = report.files.first().cloned();
+        report.path = report
+            .files
+            .iter()
+            .find(|f| **f == transcript.as_str())
+            .or(report.files.first())
+            .cloned();
         Ok(report)
     }
 
