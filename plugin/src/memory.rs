@@ -1139,8 +1139,16 @@ fn build_record(
             text: e.text,
             embedding: None,
             importance: e.annotations.importance,
-            triggers: if retired { None } else { e.annotations.triggers },
-            projects: if retired { Vec::new() } else { e.annotations.projects },
+            triggers: if retired {
+                None
+            } else {
+                e.annotations.triggers
+            },
+            projects: if retired {
+                Vec::new()
+            } else {
+                e.annotations.projects
+            },
         })
         .collect();
     if tier == Tier::Daily {

@@ -200,8 +200,12 @@ pub fn entry_provenance(
                 session_id: segment.and_then(|s| s.session_id.clone()),
                 observed_at_ms: segment.map(|s| s.observed_at).or(file_date_ms),
                 supersedes_key: segment.and_then(|s| s.supersedes_key.clone()),
-                role: segment.and_then(|s| s.speaker.as_ref()).map(|w| w.role.clone()),
-                speaker: segment.and_then(|s| s.speaker.as_ref()).map(|w| w.prefix.clone()),
+                role: segment
+                    .and_then(|s| s.speaker.as_ref())
+                    .map(|w| w.role.clone()),
+                speaker: segment
+                    .and_then(|s| s.speaker.as_ref())
+                    .map(|w| w.prefix.clone()),
                 order: segment.map(|s| s.id),
             }
         }

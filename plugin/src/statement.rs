@@ -57,15 +57,100 @@ impl Statement {
 
 /// Words that make a line chatter when it holds nothing else.
 const CHATTER: &[&str] = &[
-    "hi", "hello", "hey", "heya", "yo", "morning", "good", "evening", "afternoon", "night",
-    "thanks", "thank", "thx", "ty", "cheers", "you", "so", "much", "very", "a", "lot", "ok",
-    "okay", "k", "kk", "great", "cool", "nice", "perfect", "awesome", "sure", "yes", "yeah",
-    "yep", "no", "nope", "got", "it", "sounds", "that", "works", "will", "do", "bye",
-    "later", "see", "ya", "np", "problem", "lol", "haha", "wow", "again", "as", "always",
-    "appreciate", "appreciated", "that's", "thats", "all", "for", "now", "the", "help",
-    "helpful", "done", "fine", "alright", "right", "indeed", "exactly", "agreed", "noted",
-    "understood", "makes", "sense", "welcome", "youre", "you're", "happy", "to", "glad",
-    "i", "i'm", "im", "it's", "its", "is", "was", "there", "what", "up", "how", "are",
+    "hi",
+    "hello",
+    "hey",
+    "heya",
+    "yo",
+    "morning",
+    "good",
+    "evening",
+    "afternoon",
+    "night",
+    "thanks",
+    "thank",
+    "thx",
+    "ty",
+    "cheers",
+    "you",
+    "so",
+    "much",
+    "very",
+    "a",
+    "lot",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "great",
+    "cool",
+    "nice",
+    "perfect",
+    "awesome",
+    "sure",
+    "yes",
+    "yeah",
+    "yep",
+    "no",
+    "nope",
+    "got",
+    "it",
+    "sounds",
+    "that",
+    "works",
+    "will",
+    "do",
+    "bye",
+    "later",
+    "see",
+    "ya",
+    "np",
+    "problem",
+    "lol",
+    "haha",
+    "wow",
+    "again",
+    "as",
+    "always",
+    "appreciate",
+    "appreciated",
+    "that's",
+    "thats",
+    "all",
+    "for",
+    "now",
+    "the",
+    "help",
+    "helpful",
+    "done",
+    "fine",
+    "alright",
+    "right",
+    "indeed",
+    "exactly",
+    "agreed",
+    "noted",
+    "understood",
+    "makes",
+    "sense",
+    "welcome",
+    "youre",
+    "you're",
+    "happy",
+    "to",
+    "glad",
+    "i",
+    "i'm",
+    "im",
+    "it's",
+    "its",
+    "is",
+    "was",
+    "there",
+    "what",
+    "up",
+    "how",
+    "are",
 ];
 
 /// Openings of an agent narrating its next step.
@@ -101,10 +186,10 @@ const PROCESS_OPENINGS: &[&str] = &[
 /// Words (stemmed) that report a problem.
 const PROBLEM_WORDS: &[&str] = &[
     "fail", "failur", "error", "broken", "break", "broke", "crash", "stuck", "hang", "hung",
-    "timeout", "refus", "deni", "panic", "except", "bug", "flaki", "flaky", "segfault",
-    "oom", "leak", "slow", "wrong", "regress", "unreach", "unavail", "corrupt", "reject",
-    "complain", "warn", "outag", "miss", "cant", "cannot", "wont", "couldnt",
-    "doesnt", "didnt", "isnt", "died", "dead",
+    "timeout", "refus", "deni", "panic", "except", "bug", "flaki", "flaky", "segfault", "oom",
+    "leak", "slow", "wrong", "regress", "unreach", "unavail", "corrupt", "reject", "complain",
+    "warn", "outag", "miss", "cant", "cannot", "wont", "couldnt", "doesnt", "didnt", "isnt",
+    "died", "dead",
 ];
 
 /// Phrases that report a problem.
@@ -149,8 +234,18 @@ const PROBLEM_PHRASES: &[&str] = &[
 
 /// Words (stemmed) that say how a problem is fixed or explained.
 const RESOLUTION_WORDS: &[&str] = &[
-    "fix", "workaround", "solut", "solv", "resolv", "unblock", "caus", "becaus", "cure",
-    "remedi", "mitig", "avoid",
+    "fix",
+    "workaround",
+    "solut",
+    "solv",
+    "resolv",
+    "unblock",
+    "caus",
+    "becaus",
+    "cure",
+    "remedi",
+    "mitig",
+    "avoid",
 ];
 
 /// Phrases that say how a problem is fixed or explained.
@@ -187,13 +282,69 @@ const RESOLUTION_PHRASES: &[&str] = &[
 
 /// Imperative verbs that open a fix ("Clear the cache", "Pin openssl to …").
 const FIX_VERBS: &[&str] = &[
-    "add", "bump", "change", "check", "clean", "clear", "configure", "delete", "disable",
-    "downgrade", "drop", "enable", "export", "flush", "increase", "install", "kill", "lower",
-    "move", "pin", "point", "purge", "raise", "rebuild", "recreate", "regenerate", "reinstall",
-    "reload", "remove", "rename", "reset", "restart", "revert", "rerun", "rotate", "run",
-    "set", "switch", "try", "turn", "unset", "update", "upgrade", "use", "wipe", "prune",
-    "renew", "truncate", "cap", "force", "reboot", "redeploy", "retry", "rollback", "apply",
-    "patch", "edit", "replace", "refresh", "corepack", "free", "evict", "invalidate",
+    "add",
+    "bump",
+    "change",
+    "check",
+    "clean",
+    "clear",
+    "configure",
+    "delete",
+    "disable",
+    "downgrade",
+    "drop",
+    "enable",
+    "export",
+    "flush",
+    "increase",
+    "install",
+    "kill",
+    "lower",
+    "move",
+    "pin",
+    "point",
+    "purge",
+    "raise",
+    "rebuild",
+    "recreate",
+    "regenerate",
+    "reinstall",
+    "reload",
+    "remove",
+    "rename",
+    "reset",
+    "restart",
+    "revert",
+    "rerun",
+    "rotate",
+    "run",
+    "set",
+    "switch",
+    "try",
+    "turn",
+    "unset",
+    "update",
+    "upgrade",
+    "use",
+    "wipe",
+    "prune",
+    "renew",
+    "truncate",
+    "cap",
+    "force",
+    "reboot",
+    "redeploy",
+    "retry",
+    "rollback",
+    "apply",
+    "patch",
+    "edit",
+    "replace",
+    "refresh",
+    "corepack",
+    "free",
+    "evict",
+    "invalidate",
 ];
 
 /// What a line says. `text` is the line's own words: no list marker, no
@@ -212,25 +363,52 @@ pub fn classify(text: &str) -> Statement {
         " {} ",
         lower
             .chars()
-            .map(|c| if matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"') { ' ' } else { c })
+            .map(
+                |c| if matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '"') {
+                    ' '
+                } else {
+                    c
+                }
+            )
             .collect::<String>()
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
     );
     let has = |phrase: &str| padded.contains(&format!(" {} ", phrase.trim()));
-    let problem = stems
-        .iter()
-        .any(|s| PROBLEM_WORDS.iter().any(|p| s == p || (p.len() >= 4 && s.starts_with(p))))
-        || PROBLEM_PHRASES.iter().any(|p| has(p))
+    let problem = stems.iter().any(|s| {
+        PROBLEM_WORDS
+            .iter()
+            .any(|p| s == p || (p.len() >= 4 && s.starts_with(p)))
+    }) || PROBLEM_PHRASES.iter().any(|p| has(p))
         || apostrophe_free
             .split_whitespace()
             .any(|w| matches!(w, "cant" | "wont" | "doesnt" | "didnt" | "isnt" | "couldnt"));
     // "failed to solve", "couldn't fix it": a fix that did not happen.
     let negated = |i: usize| {
-        let before: Vec<&str> = words[..i].iter().rev().take(2).map(String::as_str).collect();
+        let before: Vec<&str> = words[..i]
+            .iter()
+            .rev()
+            .take(2)
+            .map(String::as_str)
+            .collect();
         before.iter().any(|w| {
-            matches!(*w, "failed" | "unable" | "cannot" | "cant" | "not" | "no" | "couldn't" | "didn't" | "doesn't" | "won't" | "can't" | "nothing" | "never")
+            matches!(
+                *w,
+                "failed"
+                    | "unable"
+                    | "cannot"
+                    | "cant"
+                    | "not"
+                    | "no"
+                    | "couldn't"
+                    | "didn't"
+                    | "doesn't"
+                    | "won't"
+                    | "can't"
+                    | "nothing"
+                    | "never"
+            )
         })
     };
     let resolution = stems
@@ -256,9 +434,9 @@ pub fn classify(text: &str) -> Statement {
 }
 
 fn opens_with(lower: &str, opening: &str) -> bool {
-    lower.strip_prefix(opening).is_some_and(|rest| {
-        rest.is_empty() || rest.starts_with(|c: char| !c.is_alphanumeric())
-    })
+    lower
+        .strip_prefix(opening)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| !c.is_alphanumeric()))
 }
 
 /// A sentence opening with a fix verb ("Clear ~/.cargo/registry and
@@ -284,13 +462,23 @@ fn opens_with_fix_verb(lower: &str) -> bool {
 /// Openings of a request for information without a question mark
 /// ("remind me of the branch name please").
 const REQUEST_OPENINGS: &[&str] = &[
-    "remind me", "can you tell", "could you tell", "do you know", "tell me", "any idea",
-    "do you remember", "what was", "what is", "what's", "which", "where",
+    "remind me",
+    "can you tell",
+    "could you tell",
+    "do you know",
+    "tell me",
+    "any idea",
+    "do you remember",
+    "what was",
+    "what is",
+    "what's",
+    "which",
+    "where",
 ];
 /// Filler a message may open with before the request.
 const OPENING_FILLER: &[&str] = &[
-    "hm", "hmm", "ok", "okay", "so", "quick", "one", "sorry", "again", "btw", "hey", "oh",
-    "um", "uh", "also", "and",
+    "hm", "hmm", "ok", "okay", "so", "quick", "one", "sorry", "again", "btw", "hey", "oh", "um",
+    "uh", "also", "and",
 ];
 
 fn is_question(trimmed: &str, lower: &str) -> bool {
@@ -303,7 +491,9 @@ fn is_question(trimmed: &str, lower: &str) -> bool {
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
-    if words.last().is_some_and(|w| matches!(*w, "help" | "halp" | "ideas"))
+    if words
+        .last()
+        .is_some_and(|w| matches!(*w, "help" | "halp" | "ideas"))
         || words.ends_with(&["any", "idea"])
     {
         return true;
@@ -331,7 +521,10 @@ fn is_question(trimmed: &str, lower: &str) -> bool {
         first,
         "what" | "why" | "how" | "when" | "where" | "who" | "which" | "whats" | "what's"
     );
-    interrogative && !lower.contains(". ") && !lower.contains(" is ") && lower.len() < 120
+    interrogative
+        && !lower.contains(". ")
+        && !lower.contains(" is ")
+        && lower.len() < 120
         && !trimmed.ends_with('.')
 }
 
@@ -359,36 +552,87 @@ mod tests {
     #[test]
     fn facts_are_facts() {
         check(&[
-            ("The gateway listens on port 8443 behind the office VPN.", Fact),
+            (
+                "The gateway listens on port 8443 behind the office VPN.",
+                Fact,
+            ),
             ("Dana owns billing; invoices go out on the 3rd.", Fact),
-            ("The staging database moved to db-7f3k.staging.internal:5433.", Fact),
-            ("We deploy the api on Thursdays after the freeze lifts.", Fact),
+            (
+                "The staging database moved to db-7f3k.staging.internal:5433.",
+                Fact,
+            ),
+            (
+                "We deploy the api on Thursdays after the freeze lifts.",
+                Fact,
+            ),
             ("Keep the gateway on loopback.", Fact),
             ("- 网关监听在 8443 端口", Fact),
             ("Git is how the team ships every Friday afternoon.", Fact),
             ("The owner keeps invoices in the shared Drive folder.", Fact),
-            ("note this down: put WJ8843622 on every booking, that's my frequent flyer number", Fact),
+            (
+                "note this down: put WJ8843622 on every booking, that's my frequent flyer number",
+                Fact,
+            ),
         ]);
     }
 
     #[test]
     fn resolutions_are_told_from_their_symptoms() {
         check(&[
-            ("cargo build fails with error E0463 again after the toolchain update", Symptom),
-            ("The nightly job keeps timing out on the integration tests.", Symptom),
+            (
+                "cargo build fails with error E0463 again after the toolchain update",
+                Symptom,
+            ),
+            (
+                "The nightly job keeps timing out on the integration tests.",
+                Symptom,
+            ),
             ("ugh, the deploy is broken again", Symptom),
-            ("so getting PGX-9032: too many clients already when the worker boots", Symptom),
-            ("ok so the ingest-worker deploy is red again with MIG-3622", Symptom),
+            (
+                "so getting PGX-9032: too many clients already when the worker boots",
+                Symptom,
+            ),
+            (
+                "ok so the ingest-worker deploy is red again with MIG-3622",
+                Symptom,
+            ),
             ("I can't log into the staging box anymore", Symptom),
-            ("Clear ~/.cargo/registry and rebuild: that fixes E0463.", Resolution),
-            ("E0463 goes away once you delete ~/.cargo/registry and rebuild.", Resolution),
-            ("The timeouts were caused by the shared runner; pin the job to runner-7.", Resolution),
-            ("Pin openssl to 3.0.14 and the TLS handshake error disappears.", Resolution),
-            ("It turned out the token had expired; rotating it unblocked the deploy.", Resolution),
-            ("You need to export PGSSLMODE=disable before running the migrations.", Resolution),
-            ("Just restart the gateway with --reset-cache when it hangs.", Resolution),
-            ("Looks like the builder cache got corrupted, so prune buildx-cache-pgak.", Resolution),
-            ("Known issue, the builder cache got corrupted. Prune buildx-cache-pgak.", Resolution),
+            (
+                "Clear ~/.cargo/registry and rebuild: that fixes E0463.",
+                Resolution,
+            ),
+            (
+                "E0463 goes away once you delete ~/.cargo/registry and rebuild.",
+                Resolution,
+            ),
+            (
+                "The timeouts were caused by the shared runner; pin the job to runner-7.",
+                Resolution,
+            ),
+            (
+                "Pin openssl to 3.0.14 and the TLS handshake error disappears.",
+                Resolution,
+            ),
+            (
+                "It turned out the token had expired; rotating it unblocked the deploy.",
+                Resolution,
+            ),
+            (
+                "You need to export PGSSLMODE=disable before running the migrations.",
+                Resolution,
+            ),
+            (
+                "Just restart the gateway with --reset-cache when it hangs.",
+                Resolution,
+            ),
+            (
+                "Looks like the builder cache got corrupted, so prune buildx-cache-pgak.",
+                Resolution,
+            ),
+            (
+                "Known issue, the builder cache got corrupted. Prune buildx-cache-pgak.",
+                Resolution,
+            ),
         ]);
     }
 

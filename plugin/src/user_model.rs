@@ -78,13 +78,15 @@ pub fn validate(text: &str) -> Result<String, String> {
 
 /// Words that say how, not what: the directive's polarity and hedges.
 const POLARITY: &[&str] = &[
-    "always", "never", "prefer", "please", "dont", "don't", "do", "not", "avoid", "stop",
-    "only", "rather", "instead", "anymore",
+    "always", "never", "prefer", "please", "dont", "don't", "do", "not", "avoid", "stop", "only",
+    "rather", "instead", "anymore",
 ];
 
 /// Verbs too general to tie two directives together on their own ("use
 /// tabs" / "use pnpm" are two behaviours).
-const GENERAL_VERBS: &[&str] = &["use", "make", "keep", "give", "be", "have", "get", "put", "add", "include", "do"];
+const GENERAL_VERBS: &[&str] = &[
+    "use", "make", "keep", "give", "be", "have", "get", "put", "add", "include", "do",
+];
 
 /// Words of one meaning, folded to one before stemming: a paraphrase is
 /// the same behaviour. Inflections are listed: the light stemmer does not
@@ -92,15 +94,52 @@ const GENERAL_VERBS: &[&str] = &["use", "make", "keep", "give", "be", "have", "g
 const SYNONYMS: &[(&[&str], &str)] = &[
     (
         &[
-            "answer", "answers", "answered", "answering", "reply", "replies", "replied",
-            "replying", "respond", "responds", "responded", "responding", "response",
-            "responses", "write", "writes", "writing", "wrote", "written", "speak", "speaks",
-            "speaking", "talk", "talks", "talking", "message", "messages",
+            "answer",
+            "answers",
+            "answered",
+            "answering",
+            "reply",
+            "replies",
+            "replied",
+            "replying",
+            "respond",
+            "responds",
+            "responded",
+            "responding",
+            "response",
+            "responses",
+            "write",
+            "writes",
+            "writing",
+            "wrote",
+            "written",
+            "speak",
+            "speaks",
+            "speaking",
+            "talk",
+            "talks",
+            "talking",
+            "message",
+            "messages",
         ],
         "answer",
     ),
-    (&["utilize", "utilise", "employ", "using", "uses", "used"], "use"),
-    (&["brief", "briefly", "concise", "concisely", "terse", "tersely", "shorter"], "short"),
+    (
+        &["utilize", "utilise", "employ", "using", "uses", "used"],
+        "use",
+    ),
+    (
+        &[
+            "brief",
+            "briefly",
+            "concise",
+            "concisely",
+            "terse",
+            "tersely",
+            "shorter",
+        ],
+        "short",
+    ),
     (&["lengthy", "verbose", "longer"], "long"),
     (&["detailed", "details"], "detail"),
 ];
@@ -109,16 +148,55 @@ const SYNONYMS: &[(&[&str], &str)] = &[
 /// of these and agree otherwise set the same behaviour to another value.
 const VALUE_CLASSES: &[&[&str]] = &[
     &[
-        "english", "spanish", "french", "german", "italian", "portuguese", "dutch", "chinese",
-        "mandarin", "japanese", "korean", "russian", "arabic", "hindi", "polish", "swedish",
-        "turkish", "ukrainian", "greek", "hebrew", "catalan",
+        "english",
+        "spanish",
+        "french",
+        "german",
+        "italian",
+        "portuguese",
+        "dutch",
+        "chinese",
+        "mandarin",
+        "japanese",
+        "korean",
+        "russian",
+        "arabic",
+        "hindi",
+        "polish",
+        "swedish",
+        "turkish",
+        "ukrainian",
+        "greek",
+        "hebrew",
+        "catalan",
     ],
-    &["short", "long", "detail", "brief", "concise", "verbose", "thorough"],
-    &["bullet", "prose", "table", "markdown", "plain", "list", "paragraph"],
+    &[
+        "short", "long", "detail", "brief", "concise", "verbose", "thorough",
+    ],
+    &[
+        "bullet",
+        "prose",
+        "table",
+        "markdown",
+        "plain",
+        "list",
+        "paragraph",
+    ],
     &["formal", "casual", "informal", "friendly"],
     &["npm", "pnpm", "yarn", "bun"],
     &["tab", "space"],
-    &["metric", "imperial", "km", "kilometr", "kilometer", "mile", "meter", "metr", "feet", "foot"],
+    &[
+        "metric",
+        "imperial",
+        "km",
+        "kilometr",
+        "kilometer",
+        "mile",
+        "meter",
+        "metr",
+        "feet",
+        "foot",
+    ],
     &["celsius", "fahrenheit"],
     &["24", "12"],
 ];
@@ -143,9 +221,16 @@ fn clock_of(text: &str) -> Option<&'static str> {
         return Some("12");
     }
     for word in text.split_whitespace() {
-        let w = word.trim_matches(|c: char| !c.is_alphanumeric() && c != ':').to_lowercase();
-        let Some((h, rest)) = w.split_once(':') else { continue };
-        let (Ok(hour), true) = (h.parse::<u32>(), rest.len() >= 2 && rest[..2].bytes().all(|b| b.is_ascii_digit())) else {
+        let w = word
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != ':')
+            .to_lowercase();
+        let Some((h, rest)) = w.split_once(':') else {
+            continue;
+        };
+        let (Ok(hour), true) = (
+            h.parse::<u32>(),
+            rest.len() >= 2 && rest[..2].bytes().all(|b| b.is_ascii_digit()),
+        ) else {
             continue;
         };
         if rest.ends_with("am") || rest.ends_with("pm") {
@@ -219,12 +304,13 @@ pub fn same_behaviour(a: &str, b: &str) -> f32 {
     // The same thing, flipped ("Never add emoji to messages" / "Always use
     // emoji where they fit").
     if polarity(a_text) != polarity(b_text) {
-        let subject = |s: &std::collections::BTreeSet<String>| -> std::collections::BTreeSet<String> {
-            s.iter()
-                .filter(|w| !GENERAL_VERBS.contains(&w.as_str()) && w.as_str() != "answer")
-                .cloned()
-                .collect()
-        };
+        let subject =
+            |s: &std::collections::BTreeSet<String>| -> std::collections::BTreeSet<String> {
+                s.iter()
+                    .filter(|w| !GENERAL_VERBS.contains(&w.as_str()) && w.as_str() != "answer")
+                    .cloned()
+                    .collect()
+            };
         let (sa, sb) = (subject(&a), subject(&b));
         let both = sa.intersection(&sb).count();
         if both > 0 && both * 3 >= sa.union(&sb).count() {
@@ -238,12 +324,19 @@ pub fn same_behaviour(a: &str, b: &str) -> f32 {
     // One value changed: the words that differ are one on each side, and
     // either they are values of one kind ("English" / "Spanish", "tabs" /
     // "spaces") or two specific words around them agree.
-    let (only_a, only_b): (Vec<&String>, Vec<&String>) = (a.difference(&b).collect(), b.difference(&a).collect());
-    let specific = shared.iter().filter(|w| !GENERAL_VERBS.contains(&w.as_str())).count();
+    let (only_a, only_b): (Vec<&String>, Vec<&String>) =
+        (a.difference(&b).collect(), b.difference(&a).collect());
+    let specific = shared
+        .iter()
+        .filter(|w| !GENERAL_VERBS.contains(&w.as_str()))
+        .count();
     // Several values swapped at once ("Celsius and km" / "Fahrenheit and
     // miles"): every changed word has a counterpart of its kind.
     let swapped = |from: &[&String], to: &[&String]| {
-        !from.is_empty() && from.iter().all(|x| to.iter().any(|y| same_value_class(x, y)))
+        !from.is_empty()
+            && from
+                .iter()
+                .all(|x| to.iter().any(|y| same_value_class(x, y)))
     };
     let one_value_changed = match (only_a.as_slice(), only_b.as_slice()) {
         ([x], [y]) => same_value_class(x, y) || specific >= 2,
@@ -472,12 +565,19 @@ mod tests {
         }
         let two = "<!-- observed: 2026-11-20 | status: active -->\n- Never use emoji.\n\
                    <!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers.\n";
-        let (text, replaced) = set(two, "Prefer detailed answers.", None, day("2026-12-02")).unwrap();
+        let (text, replaced) =
+            set(two, "Prefer detailed answers.", None, day("2026-12-02")).unwrap();
         assert_eq!(replaced.map(|d| d.line), Some(4));
-        assert_eq!(active(&text), ["Never use emoji.", "Prefer detailed answers."]);
+        assert_eq!(
+            active(&text),
+            ["Never use emoji.", "Prefer detailed answers."]
+        );
         let (text, replaced) = set(two, "Always use emoji.", None, day("2026-12-02")).unwrap();
         assert_eq!(replaced.map(|d| d.line), Some(2));
-        assert_eq!(active(&text), ["Always use emoji.", "Prefer short answers."]);
+        assert_eq!(
+            active(&text),
+            ["Always use emoji.", "Prefer short answers."]
+        );
         for other in [
             "Never use exclamation marks.",
             "Always use tabs for indentation.",
@@ -492,19 +592,66 @@ mod tests {
     fn unrelated_directives_share_no_behaviour() {
         assert_eq!(same_behaviour("Always use tabs.", "Always use pnpm."), 0.0);
         assert!(same_behaviour("Always use tabs.", "Always use spaces.") > 0.0);
-        assert!(same_behaviour(
-            "Always give temperatures in Celsius and distances in km.",
-            "Always give temperatures in Fahrenheit and distances in miles."
-        ) > 0.0);
-        assert_eq!(same_behaviour("Always answer in French.", "Prefer short answers."), 0.0);
-        assert!(same_behaviour("Always give distances in miles.", "Always use metric units.") > 0.0);
-        assert!(same_behaviour("Always write times like 17:30.", "Always use the 12-hour clock with am/pm.") > 0.0);
-        assert!(same_behaviour("Always write times in 24-hour format.", "Always write times like 5:30pm.") > 0.0);
-        assert!(same_behaviour("Never add emoji to messages.", "Always use emoji where they fit.") > 0.0);
-        assert_eq!(same_behaviour("Never add emoji to messages.", "Always keep messages short."), 0.0);
-        assert!(same_behaviour("Always write times in 24-hour format.", "Always write times with am/pm.") > 0.0);
-        assert!(same_behaviour("Always use pnpm for installs.", "Never use npm for installs.") > 0.0);
-        assert_eq!(same_behaviour("Always answer in English.", "Always answer with short paragraphs."), 0.0);
+        assert!(
+            same_behaviour(
+                "Always give temperatures in Celsius and distances in km.",
+                "Always give temperatures in Fahrenheit and distances in miles."
+            ) > 0.0
+        );
+        assert_eq!(
+            same_behaviour("Always answer in French.", "Prefer short answers."),
+            0.0
+        );
+        assert!(
+            same_behaviour(
+                "Always give distances in miles.",
+                "Always use metric units."
+            ) > 0.0
+        );
+        assert!(
+            same_behaviour(
+                "Always write times like 17:30.",
+                "Always use the 12-hour clock with am/pm."
+            ) > 0.0
+        );
+        assert!(
+            same_behaviour(
+                "Always write times in 24-hour format.",
+                "Always write times like 5:30pm."
+            ) > 0.0
+        );
+        assert!(
+            same_behaviour(
+                "Never add emoji to messages.",
+                "Always use emoji where they fit."
+            ) > 0.0
+        );
+        assert_eq!(
+            same_behaviour(
+                "Never add emoji to messages.",
+                "Always keep messages short."
+            ),
+            0.0
+        );
+        assert!(
+            same_behaviour(
+                "Always write times in 24-hour format.",
+                "Always write times with am/pm."
+            ) > 0.0
+        );
+        assert!(
+            same_behaviour(
+                "Always use pnpm for installs.",
+                "Never use npm for installs."
+            ) > 0.0
+        );
+        assert_eq!(
+            same_behaviour(
+                "Always answer in English.",
+                "Always answer with short paragraphs."
+            ),
+            0.0
+        );
     }
 
     #[test]

@@ -172,7 +172,11 @@ impl FactWords {
         let identifiers = identifiers(fact);
         let id_words: HashSet<String> = identifiers
             .iter()
-            .flat_map(|i| crate::text::tokens(i).map(|t| crate::text::stem(&t)).collect::<Vec<_>>())
+            .flat_map(|i| {
+                crate::text::tokens(i)
+                    .map(|t| crate::text::stem(&t))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         let content: HashSet<String> = crate::text::tokens(fact)
             .filter(|t| !crate::text::is_stop_word(t))
@@ -205,7 +209,10 @@ impl FactWords {
         // other words ("Clear ~/.cargo/registry to fix E0463" / "E0463 goes
         // away once you delete ~/.cargo/registry"), or enough of the same
         // words around them.
-        self.identifiers.intersection(&other.identifiers).next().is_some()
+        self.identifiers
+            .intersection(&other.identifiers)
+            .next()
+            .is_some()
             && ((self.resolution && other.resolution)
                 || jaccard(&self.around, &other.around) >= SAME_FACT_WITH_IDENTIFIERS)
     }
@@ -214,7 +221,8 @@ impl FactWords {
     /// all the other's (one line names the error code as well as the fix),
     /// never each with one of its own (port 8443 / port 9443).
     fn compatible(&self, other: &FactWords) -> bool {
-        self.identifiers.is_subset(&other.identifiers) || other.identifiers.is_subset(&self.identifiers)
+        self.identifiers.is_subset(&other.identifiers)
+            || other.identifiers.is_subset(&self.identifiers)
     }
 }
 
@@ -229,7 +237,10 @@ impl FactWords {
     /// About the same thing: an identifier in common, or at least a third
     /// of the content words.
     pub fn overlaps(&self, other: &FactWords) -> bool {
-        self.identifiers.intersection(&other.identifiers).next().is_some()
+        self.identifiers
+            .intersection(&other.identifiers)
+            .next()
+            .is_some()
             || jaccard(&self.content, &other.content) >= 0.34
     }
 }
@@ -239,7 +250,26 @@ impl FactWords {
 /// `~/.cargo/registry`, `PGSSLMODE`), lowercased.
 pub fn identifiers(text: &str) -> HashSet<String> {
     text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '\'' | '`' | '*')))
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    ',' | '.'
+                        | ';'
+                        | ':'
+                        | '!'
+                        | '?'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '"'
+                        | '\''
+                        | '`'
+                        | '*'
+                )
+            })
+        })
         .filter(|w| {
             let chars: Vec<char> = w.chars().collect();
             let inner = chars.len() > 2
@@ -347,28 +377,51 @@ mod tests {
         assert!(a.same_fact(&b) && a.same_fact(&c) && b.same_fact(&c));
         let port_a = f("The gateway listens on port 8443 behind the office VPN.");
         let port_b = f("The gateway listens on port 9443 behind the office VPN.");
-        assert!(!port_a.same_fact(&port_b), "a different number is a different fact");
+        assert!(
+            !port_a.same_fact(&port_b),
+            "a different number is a different fact"
+        );
         let named = f("We hit GH-2960 before: export GH_APP_ID=890411 so the job uses the app's higher limit.");
         let bare = f("Same as last time: switch the job to the app token with GH_APP_ID=890411.");
         assert!(named.same_fact(&bare), "one names the error code as well");
         let host = f("Staging moved to db2.internal last week.");
         let other = f("db2.internal is being decommissioned in January.");
-        assert!(!host.same_fact(&other), "one identifier in common is not enough");
-        let repo_a = FactWords::new("Run the tests with --locked to avoid E0463.", &["github.com/a/api".into()]);
-        let repo_b = FactWords::new("Run the tests with --locked to avoid E0463.", &["github.com/a/web".into()]);
+        assert!(
+            !host.same_fact(&other),
+            "one identifier in common is not enough"
+        );
+        let repo_a = FactWords::new(
+            "Run the tests with --locked to avoid E0463.",
+            &["github.com/a/api".into()],
+        );
+        let repo_b = FactWords::new(
+            "Run the tests with --locked to avoid E0463.",
+            &["github.com/a/web".into()],
+        );
         assert!(!repo_a.same_fact(&repo_b), "different projects never merge");
         assert_eq!(group_same_facts(&[a, b, port_a], &[1, 0, 2]), vec![1, 1, 2]);
     }
 
     #[test]
     fn identifiers_are_numbers_paths_hosts_and_codes() {
-        let ids = identifiers("Set PGSSLMODE=disable for db2.internal:5433 (see ~/.pgpass), error E0463 in v1.2.");
-        for id in ["pgsslmode=disable", "db2.internal:5433", "~/.pgpass", "e0463", "v1.2"] {
+        let ids = identifiers(
+            "Set PGSSLMODE=disable for db2.internal:5433 (see ~/.pgpass), error E0463 in v1.2.",
+        );
+        for id in [
+            "pgsslmode=disable",
+            "db2.internal:5433",
+            "~/.pgpass",
+            "e0463",
+            "v1.2",
+        ] {
             assert!(ids.contains(id), "{id} in {ids:?}");
         }
         assert!(identifiers("The owner lives in Lisbon.").is_empty());
-        assert!(identifiers("\u{202e}evil\u{202c} «quoted» 网关").is_empty(), "any script, no panic");
-        assert!(identifiers("é.é x") .contains("é.é"));
+        assert!(
+            identifiers("\u{202e}evil\u{202c} «quoted» 网关").is_empty(),
+            "any script, no panic"
+        );
+        assert!(identifiers("é.é x").contains("é.é"));
     }
 
     #[test]

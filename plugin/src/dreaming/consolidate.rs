@@ -69,18 +69,119 @@ pub const MAX_DERIVED_TRIGGERS: usize = 3;
 /// is no more likely to be about the entry than any other ("talked",
 /// "again", "fix"). Stop words are left out as well.
 const VAGUE_WORDS: &[&str] = &[
-    "again", "also", "always", "answer", "anything", "ask", "asked", "back", "better",
-    "case", "day", "did", "does", "doing", "done", "fine", "fix", "fixed", "fixes", "get",
-    "gets", "getting", "going", "good", "got", "just", "know", "last", "later", "let",
-    "like", "look", "lot", "made", "make", "makes", "much", "need", "needs", "never",
-    "next", "now", "once", "one", "really", "right", "said", "say", "says", "see", "should",
-    "still", "stuff", "sure", "talk", "talked", "tell", "thing", "things", "think",
-    "thought", "time", "today", "told", "tomorrow", "tried", "try", "use", "used",
-    "uses", "using", "want", "way", "week", "work", "worked", "working", "works",
-    "yesterday", "yet", "you", "your", "about", "above", "across", "after", "against",
-    "around", "before", "behind", "below", "between", "during", "into", "onto", "over",
-    "through", "toward", "towards", "under", "upon", "within", "without", "error", "errors",
-    "issue", "issues", "problem", "problems", "bug", "bugs", "help", "question",
+    "again",
+    "also",
+    "always",
+    "answer",
+    "anything",
+    "ask",
+    "asked",
+    "back",
+    "better",
+    "case",
+    "day",
+    "did",
+    "does",
+    "doing",
+    "done",
+    "fine",
+    "fix",
+    "fixed",
+    "fixes",
+    "get",
+    "gets",
+    "getting",
+    "going",
+    "good",
+    "got",
+    "just",
+    "know",
+    "last",
+    "later",
+    "let",
+    "like",
+    "look",
+    "lot",
+    "made",
+    "make",
+    "makes",
+    "much",
+    "need",
+    "needs",
+    "never",
+    "next",
+    "now",
+    "once",
+    "one",
+    "really",
+    "right",
+    "said",
+    "say",
+    "says",
+    "see",
+    "should",
+    "still",
+    "stuff",
+    "sure",
+    "talk",
+    "talked",
+    "tell",
+    "thing",
+    "things",
+    "think",
+    "thought",
+    "time",
+    "today",
+    "told",
+    "tomorrow",
+    "tried",
+    "try",
+    "use",
+    "used",
+    "uses",
+    "using",
+    "want",
+    "way",
+    "week",
+    "work",
+    "worked",
+    "working",
+    "works",
+    "yesterday",
+    "yet",
+    "you",
+    "your",
+    "about",
+    "above",
+    "across",
+    "after",
+    "against",
+    "around",
+    "before",
+    "behind",
+    "below",
+    "between",
+    "during",
+    "into",
+    "onto",
+    "over",
+    "through",
+    "toward",
+    "towards",
+    "under",
+    "upon",
+    "within",
+    "without",
+    "error",
+    "errors",
+    "issue",
+    "issues",
+    "problem",
+    "problems",
+    "bug",
+    "bugs",
+    "help",
+    "question",
 ];
 
 /// Trigger phrases for an entry promoted without its own: the words a
@@ -165,8 +266,9 @@ pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
     // paths do not.
     let standalone = |id: &str| {
         id.chars().any(char::is_alphabetic)
-            && (id.chars().any(|c| c.is_ascii_digit() || matches!(c, '.' | '_' | '/' | '~' | ':' | '=' | '@' | '-'))
-                || id.chars().count() >= 5)
+            && (id.chars().any(|c| {
+                c.is_ascii_digit() || matches!(c, '.' | '_' | '/' | '~' | ':' | '=' | '@' | '-')
+            }) || id.chars().count() >= 5)
     };
     if let Some(id) = id_list.iter().find(|id| standalone(id)) {
         let words: Vec<String> = crate::text::tokens(id)
@@ -211,8 +313,15 @@ pub fn derive_triggers_answering(
     if let Some(problem) = problem {
         let mut codes: Vec<String> = super::candidates::identifiers(problem)
             .into_iter()
-            .filter(|id| id.chars().any(|c| c.is_ascii_digit()) && id.chars().any(char::is_alphabetic))
-            .map(|id| crate::text::tokens(&id).take(3).collect::<Vec<_>>().join(" "))
+            .filter(|id| {
+                id.chars().any(|c| c.is_ascii_digit()) && id.chars().any(char::is_alphabetic)
+            })
+            .map(|id| {
+                crate::text::tokens(&id)
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .filter(|p| !p.is_empty())
             .collect();
         codes.sort();
@@ -288,7 +397,10 @@ pub fn deterministic(
             plan.superseded
                 .push(lines[(entry.start_line - 1) as usize..entry.end_line as usize].join("\n"));
         } else {
-            present.insert((fact_key(&entry.text), project_set(&entry.annotations.projects)));
+            present.insert((
+                fact_key(&entry.text),
+                project_set(&entry.annotations.projects),
+            ));
         }
     }
     let mut text: String = lines
@@ -385,9 +497,8 @@ fn project_mixing(entries: &[markdown::Entry], check: &RewriteCheck<'_>) -> Opti
     for (citation, keys) in &check.projects {
         let anchor = format!("Source: {citation}");
         let cites = |text: &str| {
-            text.match_indices(&anchor).any(|(i, _)| {
-                !text[i + anchor.len()..].starts_with(|c: char| c.is_ascii_digit())
-            })
+            text.match_indices(&anchor)
+                .any(|(i, _)| !text[i + anchor.len()..].starts_with(|c: char| c.is_ascii_digit()))
         };
         for entry in entries.iter().filter(|e| cites(&e.text)) {
             if project_set(&entry.annotations.projects) != project_set(keys) {
@@ -608,15 +719,19 @@ impl UntrustedText {
     pub fn ordered(texts: &[(String, Option<i64>, Option<String>)]) -> UntrustedText {
         let mut shingles: HashMap<String, Seen> = HashMap::new();
         let mut short: HashMap<String, Seen> = HashMap::new();
-        let keep = |map: &mut HashMap<String, Seen>, key: String, order: i64, session: &Option<String>| {
-            let seen = map.entry(key).or_insert(Seen { order, sessions: Vec::new() });
-            seen.order = seen.order.min(order);
-            if let Some(s) = session {
-                if !seen.sessions.contains(s) && seen.sessions.len() < MAX_SESSIONS_PER_RUN {
-                    seen.sessions.push(s.clone());
+        let keep =
+            |map: &mut HashMap<String, Seen>, key: String, order: i64, session: &Option<String>| {
+                let seen = map.entry(key).or_insert(Seen {
+                    order,
+                    sessions: Vec::new(),
+                });
+                seen.order = seen.order.min(order);
+                if let Some(s) = session {
+                    if !seen.sessions.contains(s) && seen.sessions.len() < MAX_SESSIONS_PER_RUN {
+                        seen.sessions.push(s.clone());
+                    }
                 }
-            }
-        };
+            };
         for (text, order, session) in texts {
             let order = order.unwrap_or(i64::MIN);
             let key = fact_key(text);
@@ -845,18 +960,42 @@ mod tests {
         let cases: [(&str, [&str; 3], [&str; 3]); 3] = [
             (
                 "Clear ~/.cargo/registry and rebuild: that fixes the E0463 linker error.",
-                ["how did we fix the E0463 error", "cargo build fails can't find crate", "what did we talk about the registry"],
-                ["cargo build is failing with E0463 again", "error[E0463]: can't find crate for core, help", "E0463 again after rustup, what was the fix"],
+                [
+                    "how did we fix the E0463 error",
+                    "cargo build fails can't find crate",
+                    "what did we talk about the registry",
+                ],
+                [
+                    "cargo build is failing with E0463 again",
+                    "error[E0463]: can't find crate for core, help",
+                    "E0463 again after rustup, what was the fix",
+                ],
             ),
             (
                 "The staging database moved to db-7f3k.staging.internal:5433.",
-                ["staging db host", "where is the staging database now", "what we talked about staging"],
-                ["can't connect to the staging database", "what's the staging db host again?", "is db-7f3k.staging.internal still up?"],
+                [
+                    "staging db host",
+                    "where is the staging database now",
+                    "what we talked about staging",
+                ],
+                [
+                    "can't connect to the staging database",
+                    "what's the staging db host again?",
+                    "is db-7f3k.staging.internal still up?",
+                ],
             ),
             (
                 "Pin openssl to 3.0.14; newer versions break the TLS handshake with the gateway.",
-                ["openssl version for the gateway", "tls handshake error gateway", "which openssl did we pin"],
-                ["TLS handshake failing again on the gateway", "the gateway TLS handshake broke after an openssl update", "gateway handshake errors after the openssl update"],
+                [
+                    "openssl version for the gateway",
+                    "tls handshake error gateway",
+                    "which openssl did we pin",
+                ],
+                [
+                    "TLS handshake failing again on the gateway",
+                    "the gateway TLS handshake broke after an openssl update",
+                    "gateway handshake errors after the openssl update",
+                ],
             ),
         ];
         for (entry, queries, later) in cases {
@@ -865,11 +1004,15 @@ mod tests {
             assert!(!triggers.is_empty(), "{entry}");
             for t in &triggers {
                 for word in t.split(' ') {
-                    assert!(!VAGUE_WORDS.contains(&word) && !crate::text::is_stop_word(word), "{t:?} of {entry}");
+                    assert!(
+                        !VAGUE_WORDS.contains(&word) && !crate::text::is_stop_word(word),
+                        "{t:?} of {entry}"
+                    );
                 }
             }
             for message in later {
-                let best = crate::triggers::best_phrase(&triggers, &crate::triggers::words(message));
+                let best =
+                    crate::triggers::best_phrase(&triggers, &crate::triggers::words(message));
                 assert!(best >= 0.85, "{message:?} vs {triggers:?}: {best}");
             }
         }

@@ -387,7 +387,9 @@ impl Ledger {
     ) -> Result<(std::collections::HashMap<String, i64>, i64), DbError> {
         let now = self
             .conn
-            .query_row("SELECT coalesce(max(id), 0) FROM segments", &[], |r| Ok(r.get_i64(0)))?
+            .query_row("SELECT coalesce(max(id), 0) FROM segments", &[], |r| {
+                Ok(r.get_i64(0))
+            })?
             .unwrap_or(0);
         let list = serde_json::to_string(hashes).unwrap_or_else(|_| "[]".into());
         let seen = self

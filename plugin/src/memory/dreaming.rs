@@ -262,7 +262,11 @@ impl Memory {
                     &mut report,
                 )?;
             }
-            summary = Some(sweep_summary(&candidates, &report, request.context.local_ms()));
+            summary = Some(sweep_summary(
+                &candidates,
+                &report,
+                request.context.local_ms(),
+            ));
         }
         // Light and REM show the sweep's outcome: written after deep, a second
         // sweep with nothing new renders the same blocks.
@@ -407,7 +411,12 @@ impl Memory {
         let curated: HashSet<(String, Vec<String>)> = markdown::parse(memory_text)
             .entries
             .iter()
-            .map(|e| (consolidate::fact_key(&e.text), sorted(&e.annotations.projects)))
+            .map(|e| {
+                (
+                    consolidate::fact_key(&e.text),
+                    sorted(&e.annotations.projects),
+                )
+            })
             .collect();
         // The same fact said in other words is already curated too.
         let curated_facts: Vec<candidates::FactWords> = markdown::parse(memory_text)
@@ -415,7 +424,9 @@ impl Memory {
             .iter()
             .map(|e| {
                 candidates::FactWords::new(
-                    consolidate::without_source(crate::text::strip_list_marker(e.text.trim()).trim()),
+                    consolidate::without_source(
+                        crate::text::strip_list_marker(e.text.trim()).trim(),
+                    ),
                     &e.annotations.projects,
                 )
             })
@@ -957,7 +968,10 @@ fn rehydrated(record: RecallRecord, file: Option<&LiveFile>) -> Candidate {
 /// `ANSWER_WINDOW` entries, before the owner speaks again) that resolves it
 /// takes the problem's recall signals too — as a candidate of its own when
 /// nothing recalled it directly. The problem line itself is never promoted.
-fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap<String, Option<LiveFile>>) {
+fn answers_take_their_problems_recalls(
+    out: &mut Vec<Candidate>,
+    files: &HashMap<String, Option<LiveFile>>,
+) {
     use crate::statement::{classify, Statement};
     let role_of = |row: Option<&ChunkRow>| {
         row.and_then(|r| r.provenance.as_ref())
@@ -981,11 +995,18 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
             continue;
         }
         let said = classify(&c.fact);
-        if !matches!(said, Statement::Symptom | Statement::Question | Statement::Fact) {
+        if !matches!(
+            said,
+            Statement::Symptom | Statement::Question | Statement::Fact
+        ) {
             continue;
         }
-        let Some(Some(file)) = files.get(&c.path) else { continue };
-        let Some(start) = c.row.as_ref().map(|r| r.start_line) else { continue };
+        let Some(Some(file)) = files.get(&c.path) else {
+            continue;
+        };
+        let Some(start) = c.row.as_ref().map(|r| r.start_line) else {
+            continue;
+        };
         let Some(at) = file.entries.iter().position(|e| e.start_line == start) else {
             continue;
         };
@@ -994,11 +1015,20 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
                 .rows
                 .iter()
                 .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line);
-            let speaker = row.and_then(|r| r.provenance.as_ref()).and_then(|p| p.speaker.as_deref());
+            let speaker = row
+                .and_then(|r| r.provenance.as_ref())
+                .and_then(|p| p.speaker.as_deref());
             match role_of(row).as_deref() {
                 Some("user") => break, // the owner spoke again: no answer
-                Some("assistant") if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution => {
-                    lent.push((c.path.clone(), entry.start_line, c.observed.clone(), c.fact.clone()));
+                Some("assistant")
+                    if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution =>
+                {
+                    lent.push((
+                        c.path.clone(),
+                        entry.start_line,
+                        c.observed.clone(),
+                        c.fact.clone(),
+                    ));
                     // What the agent answered with a fix naming the same
                     // code was the owner's problem, however it was put
                     // ("so getting PGX-9032 …" / "We hit PGX-9032 before: …").
@@ -1028,7 +1058,10 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
         }
     }
     for c in out.iter_mut().filter(|c| problems.contains(&c.citation)) {
-        c.set(Verdict::Junk, "a problem report without its resolution (the agent's answer after it holds the fix)");
+        c.set(
+            Verdict::Junk,
+            "a problem report without its resolution (the agent's answer after it holds the fix)",
+        );
     }
     // The owner kept asking for a value the agent answered from memory: the
     // standing statement of that value (a fact naming every identifier of
@@ -1041,7 +1074,10 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
             .enumerate()
             .filter(|(_, c)| {
                 !c.decided()
-                    && c.row.as_ref().and_then(|r| r.provenance.as_ref()).is_some_and(|p| p.promotable)
+                    && c.row
+                        .as_ref()
+                        .and_then(|r| r.provenance.as_ref())
+                        .is_some_and(|p| p.promotable)
                     && classify(&c.fact) == Statement::Fact
                     && crate::dreaming::junk::junk_reason(&c.fact).is_none()
             })
@@ -1065,17 +1101,21 @@ fn answers_take_their_problems_recalls(out: &mut Vec<Candidate>, files: &HashMap
         }
     }
     for (path, line, observed, problem) in lent {
-        let at = out.iter().position(|c| {
-            c.path == path && c.row.as_ref().is_some_and(|r| r.start_line == line)
-        });
+        let at = out
+            .iter()
+            .position(|c| c.path == path && c.row.as_ref().is_some_and(|r| r.start_line == line));
         match at {
             Some(i) => {
                 out[i].observed.absorb(&observed);
                 out[i].problem.get_or_insert(problem);
             }
             None => {
-                let Some(Some(file)) = files.get(&path) else { continue };
-                let Some(entry) = file.entries.iter().find(|e| e.start_line == line) else { continue };
+                let Some(Some(file)) = files.get(&path) else {
+                    continue;
+                };
+                let Some(entry) = file.entries.iter().find(|e| e.start_line == line) else {
+                    continue;
+                };
                 let record = RecallRecord {
                     path: path.clone(),
                     text_hash: entry_hash(&entry.text),
@@ -1141,10 +1181,7 @@ fn promoted_fact(c: &Candidate) -> Promoted {
         .map(|t| one_line(t).replace([',', ';'], " "))
         .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|t| !t.is_empty())
-        .filter(|t| {
-            own_triggers
-                || !crate::text::tokens(t).all(|w| project_words.contains(&w))
-        })
+        .filter(|t| own_triggers || !crate::text::tokens(t).all(|w| project_words.contains(&w)))
         .collect();
     let importance = row
         .and_then(|r| r.importance)

@@ -4,12 +4,12 @@
 
 use super::{Attempt, Failure, Memory};
 use crate::api::{SourceClass, TurnContext};
+use crate::dreaming::candidates::FactWords;
 use crate::embedding::{self, EmbedderInfo};
 use crate::error::Result;
 use crate::framing;
 use crate::index::CuratedRow;
 use crate::recall_intent::{self, EscalationMode};
-use crate::dreaming::candidates::FactWords;
 use crate::statement::Statement;
 use crate::triggers::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
 
@@ -195,10 +195,7 @@ impl Memory {
             let c = &candidates[i];
             // One fact fills one slot however many copies matched, and a
             // symptom the chosen resolution answers adds nothing.
-            if chosen
-                .iter()
-                .any(|&j| same_subject(&candidates[j], c))
-            {
+            if chosen.iter().any(|&j| same_subject(&candidates[j], c)) {
                 continue;
             }
             let text = framing::context_block("trigger", &c.citation, c.class, &c.text);

@@ -5,11 +5,11 @@
 
 use super::{entry_hash, sha256_hex, Memory};
 use crate::api::{SessionKind, SourceClass, SyncRequest, TurnContext};
+use crate::dreaming::consolidate::project_set;
 use crate::error::{io_error, MemoryError, Result};
 use crate::layout::{self, MemoryPath};
 use crate::ledger::Segment;
 use crate::markdown;
-use crate::dreaming::consolidate::project_set;
 use crate::provenance::{classify, ContentOrigin};
 use crate::workspace::content_hash;
 use std::collections::HashSet;
@@ -431,24 +431,27 @@ impl Memory {
                 project_tag(&request.context).unwrap_or_default()
             );
             let target = layout::class_file(&transcript, clean.class);
-            entries.push((target, NewEntry {
-                segment: Segment {
-                    id: 0,
-                    speaker: Some(crate::ledger::Speaker {
-                        role: message.role.as_str().to_string(),
-                        sender: message.sender.as_deref().map(one_line),
-                        prefix: who,
-                    }),
-                    text_hash: entry_hash(&indexed_text(&line)),
-                    source_class: clean.class,
-                    session_kind: kind,
-                    session_id: Some(session.to_string()),
-                    observed_at: request.context.now_ms,
-                    supersedes_key: None,
-                    written_by: "ingest",
+            entries.push((
+                target,
+                NewEntry {
+                    segment: Segment {
+                        id: 0,
+                        speaker: Some(crate::ledger::Speaker {
+                            role: message.role.as_str().to_string(),
+                            sender: message.sender.as_deref().map(one_line),
+                            prefix: who,
+                        }),
+                        text_hash: entry_hash(&indexed_text(&line)),
+                        source_class: clean.class,
+                        session_kind: kind,
+                        session_id: Some(session.to_string()),
+                        observed_at: request.context.now_ms,
+                        supersedes_key: None,
+                        written_by: "ingest",
+                    },
+                    line,
                 },
-                line,
-            }));
+            ));
             hashes.push(hash);
         }
         if entries.is_empty() {
@@ -952,7 +955,8 @@ fn without_escape_sequences(text: &str) -> std::borrow::Cow<'_, str> {
 /// current key (the first active one), with semicolons escaped so one key can
 /// never become two.
 pub(super) fn project_tag(context: &TurnContext) -> Option<String> {
-    let escaped = crate::annotations::escape_project_key(&one_line(context.active_projects.first()?));
+    let escaped =
+        crate::annotations::escape_project_key(&one_line(context.active_projects.first()?));
     (!escaped.is_empty()).then(|| format!(" <!-- project: {escaped} -->"))
 }
 
