@@ -303,12 +303,23 @@ pub fn derive_triggers(text: &str, query_keys: &[String]) -> Vec<String> {
 /// Triggers for a resolution promoted with the owner's problem it answers:
 /// the problem's codes first (an error code, a host — how the owner will
 /// put it next time: the fix rarely repeats them), then the resolution's own.
-/// Only the owner's words of that problem are used, never a query's.
+/// Only the owner's words of that problem are used, never a query's. A
+/// phrase made only of the entry's repository name ("infra live") is left
+/// out: the project key already scopes the entry, and the phrase would fire
+/// on every message about that repository.
 pub fn derive_triggers_answering(
     text: &str,
     problem: Option<&str>,
     query_keys: &[String],
+    projects: &[String],
 ) -> Vec<String> {
+    let project_words: HashSet<String> = projects
+        .iter()
+        .flat_map(|k| crate::text::tokens(k).collect::<Vec<_>>())
+        .filter(|w| !matches!(w.as_str(), "github" | "com" | "gitlab" | "org"))
+        .collect();
+    let names_the_project =
+        |phrase: &str| crate::text::tokens(phrase).all(|w| project_words.contains(&w));
     let mut phrases: Vec<String> = Vec::new();
     if let Some(problem) = problem {
         let mut codes: Vec<String> = super::candidates::identifiers(problem)
@@ -332,7 +343,7 @@ pub fn derive_triggers_answering(
         if phrases.len() == MAX_DERIVED_TRIGGERS {
             break;
         }
-        if !phrases.contains(&phrase) {
+        if !phrases.contains(&phrase) && !names_the_project(&phrase) {
             phrases.push(phrase);
         }
     }
@@ -1016,6 +1027,19 @@ mod tests {
                 assert!(best >= 0.85, "{message:?} vs {triggers:?}: {best}");
             }
         }
+    }
+
+    #[test]
+    fn a_fix_is_triggered_by_its_problems_code_never_by_its_repositorys_name() {
+        let key = |q: &str| super::super::signals::query_key(q).unwrap();
+        let triggers = derive_triggers_answering(
+            "Wipe the buildx-cache-cjnc volume in infra-live and rerun the build.",
+            Some("infra-live build fails with BK-1138 again"),
+            &[key("infra-live build fix"), key("infra live buildx cache")],
+            &["github.com/acme-labs/infra-live".to_string()],
+        );
+        assert_eq!(triggers.first().map(String::as_str), Some("bk 1138"));
+        assert!(!triggers.iter().any(|t| t == "infra live"), "{triggers:?}");
     }
 
     #[test]

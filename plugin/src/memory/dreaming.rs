@@ -1010,51 +1010,23 @@ fn answers_take_their_problems_recalls(
         let Some(at) = file.entries.iter().position(|e| e.start_line == start) else {
             continue;
         };
-        for entry in file.entries.iter().skip(at + 1).take(ANSWER_WINDOW) {
-            let row = file
-                .rows
-                .iter()
-                .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line);
-            let speaker = row
-                .and_then(|r| r.provenance.as_ref())
-                .and_then(|p| p.speaker.as_deref());
-            match role_of(row).as_deref() {
-                Some("user") => break, // the owner spoke again: no answer
-                Some("assistant")
-                    if classify(&fact_of(&entry.text, speaker)) == Statement::Resolution =>
+        match answer_after(file, at) {
+            Some(Answer::Fix { line, text }) => {
+                lent.push((c.path.clone(), line, c.observed.clone(), c.fact.clone()));
+                // What the agent answered with a fix naming the same code
+                // was the owner's problem, however it was put ("so getting
+                // PGX-9032 …" / "We hit PGX-9032 before: …").
+                if said == Statement::Fact
+                    && !candidates::identifiers(&c.fact)
+                        .is_disjoint(&candidates::identifiers(&text))
                 {
-                    lent.push((
-                        c.path.clone(),
-                        entry.start_line,
-                        c.observed.clone(),
-                        c.fact.clone(),
-                    ));
-                    // What the agent answered with a fix naming the same
-                    // code was the owner's problem, however it was put
-                    // ("so getting PGX-9032 …" / "We hit PGX-9032 before: …").
-                    if said == Statement::Fact {
-                        let answer = candidates::identifiers(&fact_of(&entry.text, speaker));
-                        if candidates::identifiers(&c.fact).is_disjoint(&answer) {
-                            break;
-                        }
-                        problems.push(c.citation.clone());
-                    }
-                    break;
+                    problems.push(c.citation.clone());
                 }
-                Some("assistant") => {
-                    // "Let me check the logs." is not the answer yet.
-                    let reply = fact_of(&entry.text, speaker);
-                    if matches!(classify(&reply), Statement::Process | Statement::Chatter) {
-                        continue;
-                    }
-                    let ids = candidates::identifiers(&reply);
-                    if said != Statement::Fact && !ids.is_empty() {
-                        asked.push((ids, c.projects.clone(), c.observed.clone()));
-                    }
-                    break;
-                }
-                _ => {}
             }
+            Some(Answer::Value(ids)) if said != Statement::Fact => {
+                asked.push((ids, c.projects.clone(), c.observed.clone()));
+            }
+            _ => {}
         }
     }
     for c in out.iter_mut().filter(|c| problems.contains(&c.citation)) {
@@ -1143,6 +1115,50 @@ fn answers_take_their_problems_recalls(
 /// the trusted transcript note: tool output lives in its sibling).
 const ANSWER_WINDOW: usize = 4;
 
+/// The agent's answer to the owner's line at `at` of a transcript.
+enum Answer {
+    /// A resolution: its line and what it says.
+    Fix { line: u32, text: String },
+    /// Another reply naming values (identifiers): "It's db-7f3k.internal."
+    Value(HashSet<String>),
+}
+
+/// The agent's first reply after the entry at `at`, within `ANSWER_WINDOW`
+/// entries and before the owner speaks again; its process talk ("Let me
+/// check the logs.") is not the answer yet.
+fn answer_after(file: &LiveFile, at: usize) -> Option<Answer> {
+    use crate::statement::{classify, Statement};
+    for entry in file.entries.iter().skip(at + 1).take(ANSWER_WINDOW) {
+        let provenance = file
+            .rows
+            .iter()
+            .find(|r| r.start_line == entry.start_line && r.end_line == entry.end_line)
+            .and_then(|r| r.provenance.as_ref());
+        let speaker = provenance.and_then(|p| p.speaker.as_deref());
+        match provenance.and_then(|p| p.role.as_deref()) {
+            Some("user") => return None, // the owner spoke again: no answer
+            Some("assistant") => {
+                let reply = fact_of(&entry.text, speaker);
+                match classify(&reply) {
+                    Statement::Process | Statement::Chatter => continue,
+                    Statement::Resolution => {
+                        return Some(Answer::Fix {
+                            line: entry.start_line,
+                            text: reply,
+                        })
+                    }
+                    _ => {
+                        let ids = candidates::identifiers(&reply);
+                        return (!ids.is_empty()).then_some(Answer::Value(ids));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// What an entry says: one line, no list marker, and without the speaker
 /// prefix its write recorded (`- assistant: …`, `- user (dana): …`). Only a
 /// recorded prefix comes off: text never decides who said it.
@@ -1165,23 +1181,14 @@ fn promoted_fact(c: &Candidate) -> Promoted {
             &text,
             c.problem.as_deref(),
             &c.observed.query_keys,
+            &c.projects,
         ),
     };
-    // The entry's project already scopes it: a phrase naming the repository
-    // ("infra live") would fire on every message about that repository.
-    let project_words: HashSet<String> = c
-        .projects
-        .iter()
-        .flat_map(|k| crate::text::tokens(k).collect::<Vec<_>>())
-        .filter(|w| !matches!(w.as_str(), "github" | "com" | "gitlab" | "org"))
-        .collect();
-    let own_triggers = row.is_some_and(|r| !r.triggers.is_empty());
     let triggers = triggers
         .iter()
         .map(|t| one_line(t).replace([',', ';'], " "))
         .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|t| !t.is_empty())
-        .filter(|t| own_triggers || !crate::text::tokens(t).all(|w| project_words.contains(&w)))
         .collect();
     let importance = row
         .and_then(|r| r.importance)

@@ -230,7 +230,7 @@ impl Memory {
             .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
             .filter(|(_, clean)| !clean.text.is_empty())
             .collect();
-        relay_external_values(&mut cleaned);
+        let outside = relay_external_values(&mut cleaned);
         let (conversation, class) = flush_conversation(&cleaned);
         let Some(class) = class else {
             self.ledger
@@ -295,7 +295,6 @@ impl Memory {
         // cleaning as the transcript, so no injected block or secret lands.
         // A note naming a value only the left-out material held did not
         // come from what the model was shown: it is that material's.
-        let outside = outside_values(&cleaned);
         let (entries, relayed): (Vec<NewEntry>, Vec<NewEntry>) = notes
             .iter()
             .map(|note| crate::transcript::redact(&crate::transcript::strip_injected(note).0).0)
@@ -304,7 +303,8 @@ impl Memory {
             .map(|note| {
                 let line = entry_line(&note, &[], None)
                     + &project_tag(&request.context).unwrap_or_default();
-                let class = match outside_class(&note, &outside) {
+                let values: Vec<String> = values_of(&note).collect();
+                let class = match outside_class(&values, &outside) {
                     Some(lower) => crate::provenance::lowest(class, lower),
                     None => class,
                 };
@@ -724,33 +724,34 @@ struct CleanMessage {
     redacted: u32,
 }
 
+/// Values quoted material named first in a transcript, with its class.
+type OutsideValues = std::collections::HashMap<String, SourceClass>;
+
+/// The values of a text: its identifiers with a digit (a version pin, a
+/// host, an account number).
+fn values_of(text: &str) -> impl Iterator<Item = String> {
+    crate::dreaming::candidates::identifiers(text)
+        .into_iter()
+        .filter(|id| id.chars().any(|c| c.is_ascii_digit()))
+}
+
 /// Provenance follows a value through a transcript: an agent message that
-/// repeats a value (an identifier with a digit: a version pin, a host, an
-/// account number) that first appeared in quoted material — a web page,
+/// repeats a value that first appeared in quoted material — a web page,
 /// tool output, another person — rather than in the owner's or the agent's
 /// own words before it, relays that material and takes its class ("Short
 /// version: pin prisma==1.15.19" after a web page recommending it). Values
 /// the owner named first (the error code of their complaint) stay theirs.
-fn relay_external_values(messages: &mut [(&crate::transcript::Message, CleanMessage)]) {
-    use std::collections::HashMap;
-    let values = |text: &str| -> Vec<String> {
-        crate::dreaming::candidates::identifiers(text)
-            .into_iter()
-            .filter(|id| id.chars().any(|c| c.is_ascii_digit()))
-            .collect()
-    };
+/// Returns the values quoted material named first.
+fn relay_external_values(
+    messages: &mut [(&crate::transcript::Message, CleanMessage)],
+) -> OutsideValues {
     let trusted = |c: SourceClass| matches!(c, SourceClass::Owner | SourceClass::Agent);
     // The class each value was first seen with.
-    let mut first: HashMap<String, SourceClass> = HashMap::new();
+    let mut first = OutsideValues::new();
     for (message, clean) in messages.iter_mut() {
-        let found = values(&clean.text);
+        let found: Vec<String> = values_of(&clean.text).collect();
         if message.role == crate::transcript::Role::Assistant && trusted(clean.class) {
-            if let Some(outside) = found
-                .iter()
-                .filter_map(|v| first.get(v).copied())
-                .filter(|c| !trusted(*c))
-                .reduce(crate::provenance::lowest)
-            {
+            if let Some(outside) = outside_class(&found, &first) {
                 clean.class = outside;
             }
         }
@@ -758,34 +759,16 @@ fn relay_external_values(messages: &mut [(&crate::transcript::Message, CleanMess
             first.entry(v).or_insert(clean.class);
         }
     }
-}
-
-/// The values (identifiers with a digit) first named by quoted material
-/// in a transcript, with its class.
-fn outside_values(
-    messages: &[(&crate::transcript::Message, CleanMessage)],
-) -> std::collections::HashMap<String, SourceClass> {
-    let mut first: std::collections::HashMap<String, SourceClass> = Default::default();
-    for (_, clean) in messages {
-        for v in crate::dreaming::candidates::identifiers(&clean.text)
-            .into_iter()
-            .filter(|id| id.chars().any(|c| c.is_ascii_digit()))
-        {
-            first.entry(v).or_insert(clean.class);
-        }
-    }
-    first.retain(|_, c| !matches!(c, SourceClass::Owner | SourceClass::Agent));
+    first.retain(|_, c| !trusted(*c));
     first
 }
 
-/// The lowest class of the outside values a text names, if it names any.
-fn outside_class(
-    text: &str,
-    outside: &std::collections::HashMap<String, SourceClass>,
-) -> Option<SourceClass> {
-    crate::dreaming::candidates::identifiers(text)
+/// The lowest class of the outside values among `values`, if any.
+fn outside_class(values: &[String], outside: &OutsideValues) -> Option<SourceClass> {
+    values
         .iter()
         .filter_map(|v| outside.get(v).copied())
+        .filter(|c| !matches!(c, SourceClass::Owner | SourceClass::Agent))
         .reduce(crate::provenance::lowest)
 }
 
@@ -1020,6 +1003,93 @@ fn line_count(bytes: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn said(
+        role: crate::transcript::Role,
+        text: &str,
+        class: SourceClass,
+    ) -> (crate::transcript::Message, CleanMessage) {
+        (
+            crate::transcript::Message {
+                role,
+                text: text.into(),
+                sender: None,
+                sender_is_owner: class == SourceClass::Owner,
+                channel: None,
+                timestamp: None,
+                origin: None,
+            },
+            CleanMessage {
+                text: text.into(),
+                class,
+                stripped: 0,
+                redacted: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn an_agent_relaying_a_value_from_quoted_material_takes_its_class() {
+        use crate::transcript::Role::*;
+        let owned = [
+            said(User, "the build fails with E0463 again", SourceClass::Owner),
+            said(
+                Tool,
+                "error[E0463]: can't find crate; see job-4471",
+                SourceClass::Untrusted,
+            ),
+            said(
+                Tool,
+                "Guide: pin prisma==1.15.19 until the fix ships",
+                SourceClass::Untrusted,
+            ),
+            said(
+                Assistant,
+                "E0463 again: clear ~/.cargo/registry and rebuild.",
+                SourceClass::Agent,
+            ),
+            said(
+                Assistant,
+                "Short version: pin prisma==1.15.19 for now.",
+                SourceClass::Agent,
+            ),
+            said(Assistant, "Job job-4471 failed on it.", SourceClass::Agent),
+        ];
+        let mut messages: Vec<(&crate::transcript::Message, CleanMessage)> = owned
+            .iter()
+            .map(|(m, c)| {
+                (
+                    m,
+                    CleanMessage {
+                        text: c.text.clone(),
+                        class: c.class,
+                        stripped: 0,
+                        redacted: 0,
+                    },
+                )
+            })
+            .collect();
+        let outside = relay_external_values(&mut messages);
+        let classes: Vec<SourceClass> = messages.iter().map(|(_, c)| c.class).collect();
+        assert_eq!(
+            classes[3],
+            SourceClass::Agent,
+            "the owner named E0463 first"
+        );
+        assert_eq!(
+            classes[4],
+            SourceClass::Untrusted,
+            "the pin came from the page"
+        );
+        assert_eq!(
+            classes[5],
+            SourceClass::Untrusted,
+            "the job id came from the tool"
+        );
+        assert!(outside.contains_key("prisma==1.15.19") && !outside.contains_key("e0463"));
+        let note: Vec<String> = values_of("We pinned prisma==1.15.19.").collect();
+        assert_eq!(outside_class(&note, &outside), Some(SourceClass::Untrusted));
+    }
 
     #[test]
     fn escape_sequences_are_removed_whole() {
