@@ -624,22 +624,7 @@ impl Memory {
 
     /// See the WIT `recall.search`.
     pub fn search(&mut self, request: &SearchRequest) -> Result<SearchResult> {
-        let query = request.query.trim();
-        if query.is_empty() {
-            return Err(MemoryError::InvalidInput("the query is empty".into()));
-        }
-        if query.chars().count() > MAX_QUERY_CHARS {
-            return Err(MemoryError::TooLarge(format!(
-                "the query is longer than {MAX_QUERY_CHARS} characters"
-            )));
-        }
-        if let Some(min) = request.min_score {
-            if !(0.0..=1.0).contains(&min) {
-                return Err(MemoryError::InvalidInput(format!(
-                    "min-score must be within 0..1, got {min}"
-                )));
-            }
-        }
+        check_search_request(request)?;
         self.with_repair(|m| m.search_once(request))
     }
 
@@ -1295,5 +1280,80 @@ fn shown_class(
         SourceClass::Untrusted
     } else {
         class
+    }
+}
+
+/// The search request's own errors, before the index is touched: an empty
+/// or whitespace-only query, a NUL in it (refused like a path with a NUL is
+/// by `get`: it is never part of what a person asks, and many readers take
+/// it for the end of the text), a query over `MAX_QUERY_CHARS` characters,
+/// a minimum score outside 0..1.
+fn check_search_request(request: &SearchRequest) -> Result<()> {
+    let query = request.query.trim();
+    if query.is_empty() {
+        return Err(MemoryError::InvalidInput("the query is empty".into()));
+    }
+    if query.contains('\0') {
+        return Err(MemoryError::InvalidInput(
+            "the query contains a NUL character (U+0000)".into(),
+        ));
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(MemoryError::TooLarge(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters"
+        )));
+    }
+    if let Some(min) = request.min_score {
+        if !(0.0..=1.0).contains(&min) {
+            return Err(MemoryError::InvalidInput(format!(
+                "min-score must be within 0..1, got {min}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(query: &str) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            max_results: None,
+            min_score: None,
+            context: TurnContext::default(),
+        }
+    }
+
+    #[test]
+    fn a_query_with_a_nul_is_invalid_input() {
+        for query in ["\0", "gateway\0loopback", " \0 ", "\0\0 \0"] {
+            match check_search_request(&request(query)) {
+                Err(MemoryError::InvalidInput(m)) => assert!(m.contains("NUL"), "{m}"),
+                other => panic!("{query:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn query_checks_keep_their_order_and_kinds() {
+        assert!(matches!(
+            check_search_request(&request(" \u{3000} ")),
+            Err(MemoryError::InvalidInput(_))
+        ));
+        let long = "x".repeat(MAX_QUERY_CHARS + 1);
+        assert!(matches!(
+            check_search_request(&request(&long)),
+            Err(MemoryError::TooLarge(_))
+        ));
+        assert!(check_search_request(&request(&"😀".repeat(MAX_QUERY_CHARS))).is_ok());
+        assert!(check_search_request(&request("gateway \u{1} loopback")).is_ok());
+        let mut bad_score = request("gateway");
+        bad_score.min_score = Some(1.5);
+        assert!(matches!(
+            check_search_request(&bad_score),
+            Err(MemoryError::InvalidInput(_))
+        ));
     }
 }
