@@ -80,9 +80,19 @@ pub fn query(input: &str) {
     }
 }
 
-/// Transcripts parse; stripping leaves no opening injected tag.
+/// Transcripts parse with increasing line numbers; stripping leaves no
+/// opening injected tag; a cut message is a prefix within the bound.
 pub fn transcript(input: &str) {
-    let _ = transcript::parse(input);
+    let (messages, _) = transcript::parse(input);
+    assert!(messages.windows(2).all(|w| w[0].line < w[1].line));
+    let (kept, problem) = transcript::cut_message(input.to_string(), 1);
+    match problem {
+        None => assert_eq!(kept, input),
+        Some(_) => {
+            assert_eq!(kept.chars().count(), transcript::MAX_MESSAGE_CHARS + 1);
+            assert!(input.starts_with(kept.trim_end_matches('…')));
+        }
+    }
     let (stripped, _) = transcript::strip_injected(input);
     let lower = stripped.to_lowercase();
     for tag in crate::framing::INJECTED_TAGS {

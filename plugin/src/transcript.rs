@@ -12,8 +12,17 @@ use crate::framing::INJECTED_TAGS;
 use crate::provenance::ContentOrigin;
 use serde::Deserialize;
 
-/// Characters kept of one message.
-pub const MAX_MESSAGE_CHARS: usize = 4_000;
+/// Characters of one message `ingest` keeps whole, counted after injected
+/// blocks are stripped, secrets redacted and whitespace folded. A longer
+/// message is cut at a character boundary to its first `MAX_MESSAGE_CHARS`,
+/// marked with `…`, and the cut is reported with the message's line number
+/// (see `cut_message`). The bound keeps the written line — `- <role>
+/// (<sender>): <text>` and its project annotation — inside what the index
+/// reads of one line (`markdown::MAX_LINE_CHARS`), so every kept character
+/// is searchable and the message stays one entry.
+pub const MAX_MESSAGE_CHARS: usize = 12_000;
+/// Room left on the written line for the role, the sender and annotations.
+const _: () = assert!(MAX_MESSAGE_CHARS + 4_096 <= crate::markdown::MAX_LINE_CHARS);
 /// Messages read from one transcript.
 pub const MAX_MESSAGES: usize = 10_000;
 
@@ -38,6 +47,9 @@ impl Role {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
+    /// The physical line of the transcript it was read from (1-based, blank
+    /// lines counted), for problems about it.
+    pub line: u32,
     pub role: Role,
     pub text: String,
     pub sender: Option<String>,
@@ -113,6 +125,7 @@ pub fn parse(jsonl: &str) -> (Vec<Message>, Vec<String>) {
             },
         };
         messages.push(Message {
+            line: number as u32 + 1,
             role,
             text: raw.text,
             sender: raw.sender,
@@ -126,6 +139,32 @@ pub fn parse(jsonl: &str) -> (Vec<Message>, Vec<String>) {
         });
     }
     (messages, problems)
+}
+
+/// A cleaned message's text within `MAX_MESSAGE_CHARS`: unchanged when it
+/// fits, else its first `MAX_MESSAGE_CHARS` characters and `…`, with the
+/// problem to report (the message's line, its length and what was kept).
+pub fn cut_message(text: String, line: u32) -> (String, Option<String>) {
+    let length = text.chars().count();
+    if length <= MAX_MESSAGE_CHARS {
+        return (text, None);
+    }
+    let kept = crate::text::truncate_chars(&text, MAX_MESSAGE_CHARS).0;
+    let problem = format!(
+        "line {line}: message of {length} characters cut to its first {MAX_MESSAGE_CHARS} \
+         (at most {MAX_MESSAGE_CHARS} are kept)"
+    );
+    (format!("{kept}…"), Some(problem))
+}
+
+/// The line number a problem starts with (`line N: …`), if any.
+pub fn problem_line(problem: &str) -> Option<u32> {
+    problem
+        .strip_prefix("line ")?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Where a message's content came from: its declared origin, else what its
@@ -305,6 +344,58 @@ mod tests {
         assert!(!messages[2].sender_is_owner, "owner defaults to false");
         assert_eq!(origin_of(&messages[1]), ContentOrigin::WebPage);
         assert_eq!(problems.len(), 2);
+        let lines: Vec<u32> = messages.iter().map(|m| m.line).collect();
+        assert_eq!(lines, [1, 3, 5], "physical line numbers");
+    }
+
+    #[test]
+    fn line_numbers_count_blank_lines() {
+        let (messages, problems) = parse(
+            "\n{\"role\":\"user\",\"text\":\"a\"}\n\n\nbad\n{\"role\":\"tool\",\"text\":\"b\"}",
+        );
+        assert_eq!(messages.iter().map(|m| m.line).collect::<Vec<_>>(), [2, 6]);
+        assert!(problems[0].starts_with("line 5:"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_message_within_the_bound_is_kept_whole() {
+        let text = "é".repeat(MAX_MESSAGE_CHARS);
+        let (kept, problem) = cut_message(text.clone(), 3);
+        assert_eq!(kept, text);
+        assert_eq!(problem, None);
+        // The old 4,000-character cut is gone.
+        let (kept, problem) = cut_message("x".repeat(4_001), 1);
+        assert_eq!(kept.chars().count(), 4_001);
+        assert_eq!(problem, None);
+    }
+
+    #[test]
+    fn a_longer_message_is_cut_at_a_character_and_reported() {
+        // Multi-byte characters: the cut must fall between characters.
+        let text = format!("{}{}", "日".repeat(MAX_MESSAGE_CHARS - 1), "😀é tail");
+        let (kept, problem) = cut_message(text, 7);
+        assert_eq!(kept.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(kept.ends_with("😀…"), "{}", &kept[kept.len() - 12..]);
+        let problem = problem.unwrap();
+        assert_eq!(
+            problem,
+            format!(
+                "line 7: message of {} characters cut to its first {MAX_MESSAGE_CHARS} \
+                 (at most {MAX_MESSAGE_CHARS} are kept)",
+                MAX_MESSAGE_CHARS + 6
+            )
+        );
+        assert_eq!(problem_line(&problem), Some(7));
+    }
+
+    #[test]
+    fn problem_lines_are_read_back() {
+        assert_eq!(problem_line("line 12: unknown role \"robot\""), Some(12));
+        assert_eq!(
+            problem_line("more than 10000 messages; the rest were not read"),
+            None
+        );
+        assert_eq!(problem_line("line x: odd"), None);
     }
 
     #[test]

@@ -394,25 +394,13 @@ impl Memory {
         for (message, clean) in cleaned {
             report.injected_blocks_stripped += clean.stripped;
             report.secrets_redacted += clean.redacted;
-            let mut text = clean.text;
-            if text.is_empty() {
+            if clean.text.is_empty() {
                 continue;
             }
-            if text.chars().count() > crate::transcript::MAX_MESSAGE_CHARS {
-                text = format!(
-                    "{}…",
-                    crate::text::truncate_chars(&text, crate::transcript::MAX_MESSAGE_CHARS).0
-                );
-            }
-            let hash = sha256_hex(
-                format!(
-                    "{}\0{}\0{}\0{text}",
-                    message.role.as_str(),
-                    message.timestamp.as_deref().unwrap_or(""),
-                    message.sender.as_deref().unwrap_or("")
-                )
-                .as_bytes(),
-            );
+            let legacy = legacy_ingest_hash(message, &clean.text);
+            let (text, cut) = crate::transcript::cut_message(clean.text, message.line);
+            report.problems.extend(cut);
+            let hash = ingest_hash(message, &text);
             if self
                 .ledger
                 .is_ingested(session, &hash)
@@ -421,6 +409,16 @@ impl Memory {
             {
                 report.messages_already_ingested += 1;
                 continue;
+            }
+            if let Some(legacy) = legacy {
+                if self
+                    .ledger
+                    .is_ingested(session, &legacy)
+                    .map_err(write_failure)?
+                {
+                    report.messages_already_ingested += 1;
+                    continue;
+                }
             }
             let who = match &message.sender {
                 Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
@@ -454,6 +452,11 @@ impl Memory {
             ));
             hashes.push(hash);
         }
+        // The cuts found while writing join the parser's problems in line
+        // order (a problem without a line number stays last).
+        report
+            .problems
+            .sort_by_key(|p| crate::transcript::problem_line(p).unwrap_or(u32::MAX));
         if entries.is_empty() {
             report
                 .skipped
@@ -789,6 +792,32 @@ fn clean_message(message: &crate::transcript::Message, session_owner: bool) -> C
     }
 }
 
+/// What `ingest` records of a message to know it again: its role,
+/// timestamp, sender and kept text.
+fn ingest_hash(message: &crate::transcript::Message, kept: &str) -> String {
+    sha256_hex(
+        format!(
+            "{}\0{}\0{}\0{kept}",
+            message.role.as_str(),
+            message.timestamp.as_deref().unwrap_or(""),
+            message.sender.as_deref().unwrap_or("")
+        )
+        .as_bytes(),
+    )
+}
+
+/// Messages were once cut at this many characters; see `legacy_ingest_hash`.
+const LEGACY_MESSAGE_CHARS: usize = 4_000;
+
+/// The hash a message longer than `LEGACY_MESSAGE_CHARS` was recorded with
+/// before the bound was raised (its first 4,000 characters and `…`), so a
+/// session ingested then is not written again. `None` for shorter messages,
+/// whose hash never changed.
+fn legacy_ingest_hash(message: &crate::transcript::Message, cleaned: &str) -> Option<String> {
+    let (start, cut) = crate::text::truncate_chars(cleaned, LEGACY_MESSAGE_CHARS);
+    cut.then(|| ingest_hash(message, &format!("{start}…")))
+}
+
 /// A ledger failure during a write. Storage failures (a full disk, a
 /// read-only file system) say so; nothing has been written to the Markdown
 /// file when the ledger fails, since its record goes first.
@@ -1011,6 +1040,7 @@ mod tests {
     ) -> (crate::transcript::Message, CleanMessage) {
         (
             crate::transcript::Message {
+                line: 1,
                 role,
                 text: text.into(),
                 sender: None,
@@ -1089,6 +1119,21 @@ mod tests {
         assert!(outside.contains_key("prisma==1.15.19") && !outside.contains_key("e0463"));
         let note: Vec<String> = values_of("We pinned prisma==1.15.19.").collect();
         assert_eq!(outside_class(&note, &outside), Some(SourceClass::Untrusted));
+    }
+
+    #[test]
+    fn a_message_ingested_under_the_old_bound_is_known_again() {
+        let (message, _) = said(crate::transcript::Role::User, "", SourceClass::Owner);
+        let long = "y".repeat(5_000);
+        // What the 4,000-character cut recorded.
+        let old = ingest_hash(&message, &format!("{}…", &long[..4_000]));
+        assert_eq!(legacy_ingest_hash(&message, &long), Some(old.clone()));
+        assert_ne!(ingest_hash(&message, &long), old);
+        assert_eq!(legacy_ingest_hash(&message, &long[..4_000]), None);
+        // The hash covers the role, timestamp and sender as well.
+        let mut other = message.clone();
+        other.sender = Some("dana".into());
+        assert_ne!(ingest_hash(&other, "x"), ingest_hash(&message, "x"));
     }
 
     #[test]
