@@ -15,3 +15,4 @@ pub mod poisoning;
 pub mod project;
 pub mod report;
 pub mod session;
+pub mod transcript;

@@ -877,8 +877,10 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             cycle,
             soft_threshold,
         } => {
-            let text = std::fs::read_to_string(&transcript)
-                .with_context(|| format!("cannot read the transcript {}", transcript.display()))?;
+            let (text, unreadable) = read_transcript(&transcript)?;
+            for problem in &unreadable {
+                eprintln!("warning: transcript {problem}");
+            }
             let mut state = open(&g)?;
             let mut context = state.context();
             context.session_id = Some(session.clone());
@@ -920,8 +922,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             session_kind,
             not_owner,
         } => {
-            let text = std::fs::read_to_string(&transcript)
-                .with_context(|| format!("cannot read the transcript {}", transcript.display()))?;
+            let (text, unreadable) = read_transcript(&transcript)?;
             let mut state = open(&g)?;
             let mut context = state.context();
             context.sender_is_owner = !not_owner;
@@ -932,7 +933,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 transcript: text,
                 context,
             };
-            let report = state.host.ingest(&request).map_err(call_error)?;
+            let mut report = state.host.ingest(&request).map_err(call_error)?;
+            report.problems = memory_harness::transcript::merge_problems(
+                std::mem::take(&mut report.problems),
+                unreadable,
+            );
             if g.json {
                 println!("{}", json::ingest_report(&report));
             } else {
@@ -1238,6 +1243,15 @@ fn open(g: &Global) -> anyhow::Result<Session> {
         }
     }
     Ok(session)
+}
+
+/// A transcript file, line by line: a line that is not UTF-8 is left out
+/// (as a blank line, so the others keep their numbers) and returned as a
+/// problem; every other line is passed on.
+fn read_transcript(path: &Path) -> anyhow::Result<(String, Vec<String>)> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the transcript {}", path.display()))?;
+    Ok(memory_harness::transcript::decode(&bytes))
 }
 
 /// `--source` is shorthand for the origin of a note typed at this terminal

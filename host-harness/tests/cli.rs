@@ -453,3 +453,59 @@ fn serve_reads_its_zone_and_delivery_from_the_configuration_and_reports_a_failin
     let kept: Value = serde_json::from_str(std::fs::read_to_string(&file).unwrap().trim()).unwrap();
     assert_eq!(kept, printed);
 }
+
+#[test]
+fn ingest_skips_a_transcript_line_that_is_not_utf8_and_keeps_the_rest() {
+    let ws = workspace();
+    let transcript = ws.path().join("session.jsonl");
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(
+        b"{\"role\":\"user\",\"text\":\"quokka: the first line\",\"owner\":true}\n",
+    );
+    // Line 2: one byte that is not UTF-8 inside an otherwise good message.
+    bytes.extend_from_slice(
+        b"{\"role\":\"user\",\"text\":\"narwhal: caf\xe9 au lait\",\"owner\":true}\n",
+    );
+    bytes.extend_from_slice(b"not json\n");
+    bytes.extend_from_slice(b"{\"role\":\"assistant\",\"text\":\"heron: the last line\"}\n");
+    std::fs::write(&transcript, &bytes).unwrap();
+    let ingest = |json: bool| {
+        let mut command = in_workspace(ws.path());
+        command.args(["--now", "2026-12-02"]);
+        if json {
+            command.arg("--json");
+        }
+        command
+            .args(["ingest", "--session", "sess-utf8", "--transcript"])
+            .arg(&transcript);
+        success(&mut command).0
+    };
+    let report: Value = serde_json::from_str(&ingest(true)).unwrap();
+    assert_eq!(report["messages_read"], 2, "{report}");
+    assert_eq!(report["messages_written"], 2, "{report}");
+    let problems: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].starts_with("line 2: not a transcript message (invalid UTF-8"),
+        "{problems:?}"
+    );
+    assert!(problems[1].starts_with("line 3: "), "{problems:?}");
+    let note =
+        std::fs::read_to_string(ws.path().join("memory/2026-12-02-session-sess-utf8.md")).unwrap();
+    assert_eq!(
+        note,
+        "- user: quokka: the first line\n- assistant: heron: the last line\n"
+    );
+    // Again, as text: nothing new, and the bad line still named.
+    let text = ingest(false);
+    assert!(text.contains("line 2: not a transcript message"), "{text}");
+    assert!(
+        text.starts_with("nothing written: no new messages"),
+        "{text}"
+    );
+}
