@@ -95,10 +95,15 @@ pub struct Step {
     /// `note`: the text.
     #[serde(default)]
     pub text: Option<String>,
-    /// `note`: sender-message, agent-derived, web-page, tool-output,
-    /// participant, scaffolding, unknown-external.
+    /// `note` (required) and `intent_create` (default sender-message):
+    /// sender-message, agent-derived, web-page, tool-output, participant,
+    /// scaffolding, unknown-external.
     #[serde(default)]
     pub origin: Option<String>,
+    /// The turn's taint (`turn-context.taint`): owner, agent, untrusted or
+    /// system; none by default.
+    #[serde(default)]
+    pub taint: Option<String>,
     /// Whether the turn's sender is the owner (default true).
     #[serde(default)]
     pub owner: Option<bool>,
@@ -255,7 +260,18 @@ fn step_context(session: &Session, step: &Step) -> anyhow::Result<wit::TurnConte
         context.channel = step.channel.clone();
     }
     context.sender = step.sender.clone();
+    context.taint = step.taint.as_deref().map(parse_source_class).transpose()?;
     Ok(context)
+}
+
+pub fn parse_source_class(class: &str) -> anyhow::Result<wit::SourceClass> {
+    Ok(match class {
+        "owner" => wit::SourceClass::Owner,
+        "agent" => wit::SourceClass::Agent,
+        "untrusted" => wit::SourceClass::Untrusted,
+        "system" => wit::SourceClass::System,
+        other => bail!("unknown source class {other:?}"),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -601,6 +617,7 @@ fn run_step(
                 fire_budget: spec.fire_budget,
                 cooldown_ms: spec.cooldown_ms,
                 semantic: spec.semantic,
+                origin: parse_origin(step.origin.as_deref().unwrap_or("sender-message"))?,
             };
             let context = step_context(session, step)?;
             Some(

@@ -45,6 +45,7 @@ pub fn trigger_intent(text: impl Into<String>, triggers: Vec<String>) -> wit_int
         fire_budget: None,
         cooldown_ms: None,
         semantic: false,
+        origin: wit_write::ContentOrigin::SenderMessage,
     }
 }
 

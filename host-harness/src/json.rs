@@ -90,6 +90,7 @@ pub fn search_hit(h: &wit_recall::SearchHit) -> Value {
             wit::ProvenanceBasis::Recorded => "recorded",
             wit::ProvenanceBasis::OperatorFile => "operator-file",
             wit::ProvenanceBasis::Lost => "lost",
+            wit::ProvenanceBasis::Copied => "copied",
         },
         "file_class": source_class(h.provenance.file_class),
         "promotable": h.provenance.promotable,
@@ -124,6 +125,8 @@ pub fn get_result(g: &wit_recall::GetResult) -> Value {
         "total_lines": g.total_lines,
         "text": g.text,
         "truncated": g.truncated,
+        "source_class": source_class(g.source_class),
+        "framed": g.framed,
     })
 }
 

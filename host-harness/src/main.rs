@@ -75,6 +75,12 @@ struct Global {
     /// Language model: none (default), scripted:FILE, or openai (see [model] in the configuration).
     #[arg(long, global = true)]
     model: Option<String>,
+    /// The turn's taint: the lowest class of what its context held
+    /// (untrusted: web pages, tool output, untrusted recall, a non-owner's
+    /// words; system: scaffolding). What the call writes is classed no
+    /// higher, and an agent-derived intent is refused.
+    #[arg(long, global = true, value_name = "CLASS")]
+    taint: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -392,6 +398,16 @@ enum IntentAction {
         /// Also match by meaning (needs an embedder).
         #[arg(long)]
         semantic: bool,
+        /// Where the text came from: sender-message (default: typed here by
+        /// the owner), agent-derived, web-page, tool-output, participant,
+        /// scaffolding or unknown-external. Only the owner's words, or the
+        /// agent's in an untainted turn, arm an intent.
+        #[arg(long, default_value = "sender-message")]
+        origin: String,
+        /// interactive (default), cron, heartbeat or subagent: only an
+        /// interactive session creates intents.
+        #[arg(long, default_value = "interactive")]
+        session_kind: String,
     },
     /// Every intent with its state now.
     List,
@@ -644,7 +660,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     cooldown_hours,
                     expires_days,
                     semantic,
+                    origin,
+                    session_kind,
                 } => {
+                    let mut context = context.clone();
+                    context.session_kind = Some(parse_session_kind(&session_kind)?);
                     let spec = wit_intents::IntentSpec {
                         text,
                         triggers: trigger,
@@ -659,6 +679,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                         fire_budget: budget,
                         cooldown_ms: cooldown_hours.map(|h| h as i64 * 3_600_000),
                         semantic,
+                        origin: memory_harness::conformance::parse_origin(&origin)?,
                     };
                     let result = state
                         .host
@@ -1237,6 +1258,12 @@ fn open(g: &Global) -> anyhow::Result<Session> {
     let resolved = resolved(g, None)?;
     let now = now_ms(g, &resolved)?;
     let mut session = Session::open(&resolved, now)?;
+    session.taint = g
+        .taint
+        .as_deref()
+        .map(memory_harness::conformance::parse_source_class)
+        .transpose()
+        .context("--taint")?;
     if let Some(repo) = &g.repo {
         if let Some(key) = memory_harness::project::project_key(repo)? {
             session.projects.prepare(&key);

@@ -37,6 +37,8 @@ pub struct Session {
     pub utc_offset_minutes: i32,
     /// The owner's time zone, which gives that offset.
     pub time_zone: jiff::tz::TimeZone,
+    /// The turn's taint (`--taint`), given to every call's context.
+    pub taint: Option<crate::host::wit::SourceClass>,
     _lock: WorkspaceLock,
 }
 
@@ -67,6 +69,7 @@ impl Session {
             dream_gates: resolved.dream_gates,
             utc_offset_minutes: crate::clock::offset_minutes_at(&resolved.time_zone, now_ms),
             time_zone: resolved.time_zone.clone(),
+            taint: None,
             _lock: lock,
         })
     }
@@ -88,6 +91,7 @@ impl Session {
             sender_is_owner: true,
             active_projects: self.projects.keys().to_vec(),
             utc_offset_minutes: self.utc_offset_minutes,
+            taint: self.taint,
         }
     }
 

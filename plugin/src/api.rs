@@ -33,7 +33,7 @@ closed_set!(
 );
 closed_set!(
     /// How an entry's provenance was established.
-    ProvenanceBasis { Recorded = "recorded", OperatorFile = "operator-file", Lost = "lost" }
+    ProvenanceBasis { Recorded = "recorded", OperatorFile = "operator-file", Lost = "lost", Copied = "copied" }
 );
 closed_set!(
     /// The full-text tokenizer.
@@ -75,12 +75,22 @@ pub struct TurnContext {
     pub active_projects: Vec<String>,
     /// The owner's local offset from UTC at `now_ms`, in minutes.
     pub utc_offset_minutes: i32,
+    /// The lowest class of what the turn's context held (see the WIT
+    /// `turn-context.taint`); only `untrusted` and `system` lower anything.
+    pub taint: Option<SourceClass>,
 }
 
 /// Largest local offset accepted, in minutes (UTC−18:00 … UTC+18:00).
 pub const MAX_UTC_OFFSET_MINUTES: i32 = 18 * 60;
 
 impl TurnContext {
+    /// The class the turn's taint lowers what it writes to, when it lowers
+    /// anything (`untrusted` or `system`).
+    pub fn tainted(&self) -> Option<SourceClass> {
+        self.taint
+            .filter(|c| matches!(c, SourceClass::Untrusted | SourceClass::System))
+    }
+
     /// The turn's time shifted to the owner's wall clock (an offset outside
     /// ±18 h is treated as 0: it cannot be a real zone).
     pub fn local_ms(&self) -> i64 {
@@ -316,6 +326,10 @@ pub struct GetResult {
     pub total_lines: u32,
     pub text: String,
     pub truncated: bool,
+    /// The lowest class among what was read.
+    pub source_class: SourceClass,
+    /// The text framed like a search hit.
+    pub framed: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -299,7 +299,7 @@ impl wit_recall::Guest for Component {
         let memory = store.get::<MemoryResource>();
         let got = memory
             .inner
-            .borrow()
+            .borrow_mut()
             .get(&core::GetRequest {
                 path: request.path,
                 start_line: request.start_line,
@@ -316,6 +316,8 @@ impl wit_recall::Guest for Component {
             total_lines: got.total_lines,
             text: got.text,
             truncated: got.truncated,
+            source_class: source_class(got.source_class),
+            framed: got.framed,
         })
     }
 }
@@ -572,6 +574,7 @@ impl wit_intents::Guest for Component {
                     fire_budget: spec.fire_budget,
                     cooldown_ms: spec.cooldown_ms,
                     semantic: spec.semantic,
+                    origin: content_origin(spec.origin),
                 },
                 &turn_context(context),
             )
@@ -1007,6 +1010,12 @@ fn turn_context(c: wit::TurnContext) -> core::TurnContext {
         sender_is_owner: c.sender_is_owner,
         active_projects: c.active_projects,
         utc_offset_minutes: c.utc_offset_minutes,
+        taint: c.taint.map(|t| match t {
+            wit::SourceClass::Owner => core::SourceClass::Owner,
+            wit::SourceClass::Agent => core::SourceClass::Agent,
+            wit::SourceClass::Untrusted => core::SourceClass::Untrusted,
+            wit::SourceClass::System => core::SourceClass::System,
+        }),
     }
 }
 
@@ -1036,6 +1045,7 @@ fn provenance(p: core::Provenance) -> wit::Provenance {
             core::ProvenanceBasis::Recorded => wit::ProvenanceBasis::Recorded,
             core::ProvenanceBasis::OperatorFile => wit::ProvenanceBasis::OperatorFile,
             core::ProvenanceBasis::Lost => wit::ProvenanceBasis::Lost,
+            core::ProvenanceBasis::Copied => wit::ProvenanceBasis::Copied,
         },
         file_class: source_class(p.file_class),
         promotable: p.promotable,

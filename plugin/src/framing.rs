@@ -72,9 +72,51 @@ pub fn context_block(kind: &str, citation: &str, class: SourceClass, text: &str)
     )
 }
 
+/// The lowest class among the `<memory-recall>` blocks in `text` framed
+/// untrusted or system, if any: what a transcript message shows the agent
+/// read. Only lowering counts, so a forged block can do no harm.
+pub fn lowest_recalled_class(text: &str) -> Option<SourceClass> {
+    let mut lowest: Option<SourceClass> = None;
+    let mut rest = text;
+    while let Some(at) = rest.find("<memory-recall") {
+        let tag = &rest[at..];
+        let end = tag.find('>').unwrap_or(tag.len());
+        let header = &tag[..end];
+        let class = ["untrusted", "system"]
+            .into_iter()
+            .find(|c| header.contains(&format!("class=\"{c}\"")))
+            .and_then(SourceClass::parse);
+        if let Some(class) = class {
+            lowest = Some(lowest.map_or(class, |l| crate::provenance::lowest(l, class)));
+        }
+        rest = &tag[end.min(tag.len())..];
+        if end == 0 {
+            break;
+        }
+    }
+    lowest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lowest_recalled_class_is_read_from_the_block_headers() {
+        let untrusted = recall_block("memory/a.md#L1-L1", SourceClass::Untrusted, "x");
+        let owner = recall_block("memory/b.md#L1-L1", SourceClass::Owner, "y");
+        let system = recall_block("memory/c.md#L1-L1", SourceClass::System, "z");
+        assert_eq!(lowest_recalled_class(&owner), None);
+        assert_eq!(
+            lowest_recalled_class(&format!("{owner}\n{system}")),
+            Some(SourceClass::System)
+        );
+        assert_eq!(
+            lowest_recalled_class(&format!("{system} then {untrusted}")),
+            Some(SourceClass::Untrusted)
+        );
+        assert_eq!(lowest_recalled_class("plain words <memory-recall"), None);
+    }
 
     #[test]
     fn content_cannot_close_or_spoof_the_block() {

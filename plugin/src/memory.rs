@@ -344,6 +344,9 @@ impl Memory {
             );
             record.problems.splice(0..0, content.problems);
             self.order_operator_lines(&mut record.chunks, &mut unseen)?;
+            self.follow_content(&mut record.chunks, &trust)?;
+            let ignored = annotations_of_outside_content_ignored(&mut record.chunks);
+            record.problems.extend(ignored);
             if embedder_ok {
                 if let Some(info) = &info {
                     if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
@@ -527,6 +530,86 @@ impl Memory {
         Ok(())
     }
 
+    /// Provenance follows content (`provenance::following_content`): each
+    /// entry keeps the lowest class its text was recorded with before it,
+    /// in any file; a file the component never wrote takes the lowest class
+    /// of its entries.
+    fn follow_content(&self, chunks: &mut [ChunkRecord], trust: &FileTrust) -> Attempt<()> {
+        let hashes: Vec<String> = chunks
+            .iter()
+            .filter(|c| c.provenance.is_some())
+            .map(|c| entry_hash(&c.text))
+            .collect();
+        let records = self.ledger.lowering_records(&hashes)?;
+        if records.is_empty() {
+            return Ok(());
+        }
+        for chunk in chunks.iter_mut() {
+            let Some(found) = records.get(&entry_hash(&chunk.text)) else {
+                continue;
+            };
+            if let Some(p) = chunk.provenance.take() {
+                chunk.provenance = Some(crate::provenance::following_content(p, found));
+            }
+        }
+        if matches!(trust, FileTrust::Operator) {
+            let entries: Vec<&Provenance> = chunks
+                .iter()
+                .filter_map(|c| c.provenance.as_ref())
+                .collect();
+            let class = crate::provenance::operator_file_class(&entries);
+            for chunk in chunks.iter_mut() {
+                if let Some(p) = chunk.provenance.take() {
+                    chunk.provenance = Some(crate::provenance::in_file_of_class(p, class));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The class a read of lines `first..=last` of a file is framed with: the
+    /// lowest shown class (as search shows it) among the entries the lines
+    /// touch, and the file's own class — projected from the ledger as a sync
+    /// would, so a read never shows a file more trusted than search does.
+    fn class_of_lines(
+        &mut self,
+        path: &MemoryPath,
+        text: &str,
+        first: u32,
+        last: u32,
+    ) -> Attempt<SourceClass> {
+        let hash = sha256_hex(text.as_bytes());
+        let trust = self.file_trust(path, &hash)?;
+        let stat = FileStat {
+            path: path.clone(),
+            size: text.len() as u64,
+            mtime_ms: 0,
+        };
+        let mut record = build_record(path, text, hash, &stat, &self.settings.chunking, &trust);
+        record.chunks.retain(|c| c.kind == ChunkKind::Entry);
+        self.order_operator_lines(&mut record.chunks, &mut Vec::new())?;
+        self.follow_content(&mut record.chunks, &trust)?;
+        let untrusted = self.untrusted_text()?;
+        let file_class = match &trust {
+            FileTrust::Operator => SourceClass::Owner,
+            FileTrust::Lost => SourceClass::Untrusted,
+            FileTrust::Recorded { file_class, .. } => *file_class,
+        };
+        let file_class = record
+            .chunks
+            .iter()
+            .filter_map(|c| c.provenance.as_ref())
+            .map(|p| p.file_class)
+            .chain(layout::class_named(path))
+            .fold(file_class, lowest);
+        Ok(record
+            .chunks
+            .iter()
+            .filter(|c| c.start_line <= last && c.end_line >= first)
+            .filter_map(|c| Some(shown_class(c.provenance.as_ref()?, &c.text, &untrusted)))
+            .fold(file_class, lowest))
+    }
+
     /// What the ledger says about a file whose content hashes to `hash`; an
     /// outside edit is remembered in the ledger for good.
     fn file_trust(&self, path: &MemoryPath, hash: &str) -> Attempt<FileTrust> {
@@ -539,7 +622,7 @@ impl Memory {
             });
         };
         let intact = !file.edited_out_of_band && file.hash == hash;
-        if !intact && !file.edited_out_of_band {
+        if !intact && !file.edited_out_of_band && !self.read_only {
             self.ledger.mark_edited(path.as_str())?;
         }
         Ok(FileTrust::Recorded {
@@ -731,7 +814,13 @@ impl Memory {
                 coverage,
                 age_days,
                 importance: row.importance,
-                project: rank::project_multiplier(&row.projects, &request.context.active_projects),
+                project: rank::project_multiplier_for(
+                    &row.projects,
+                    &request.context.active_projects,
+                    row.provenance
+                        .as_ref()
+                        .is_some_and(crate::provenance::annotations_honoured),
+                ),
                 words,
                 neighbours: neighbours_of.remove(&id).unwrap_or_default(),
             });
@@ -906,7 +995,7 @@ impl Memory {
     // ------------------------------------------------------------------ get
 
     /// See the WIT `recall.get`.
-    pub fn get(&self, request: &GetRequest) -> Result<GetResult> {
+    pub fn get(&mut self, request: &GetRequest) -> Result<GetResult> {
         let path = layout::memory_path(&request.path)?;
         if request.start_line == Some(0) {
             return Err(MemoryError::InvalidInput("line numbers start at 1".into()));
@@ -959,13 +1048,18 @@ impl Memory {
             text.push_str(line);
             last = number;
         }
+        let (first, last) = (start.min(total.max(1)), last.max(start.min(total)));
+        let class = self.with_repair(|m| m.class_of_lines(&path, &content.text, first, last))?;
+        let framed = framing::recall_block(&format!("{path}#L{first}-L{last}"), class, &text);
         let result = GetResult {
             path: path.to_string(),
-            start_line: start.min(total.max(1)),
-            end_line: last.max(start.min(total)),
+            start_line: first,
+            end_line: last,
             total_lines: total,
             text,
             truncated,
+            source_class: class,
+            framed,
         };
         if let Some(context) = &request.context {
             let narrow = request.start_line.is_some() || request.end_line.is_some();
@@ -1176,6 +1270,39 @@ fn build_record(
         problems: parsed.problems,
         chunks,
     }
+}
+
+/// Annotations are columns only in owner and agent entries: an untrusted or
+/// system entry loses its importance and triggers (they stay in the file as
+/// the text they are), and each loss is reported as a problem of the file.
+/// Its project keys stay, but only to narrow it (they never rank it up: see
+/// `rank::project_multiplier_for`).
+fn annotations_of_outside_content_ignored(chunks: &mut [ChunkRecord]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for chunk in chunks.iter_mut() {
+        let Some(p) = chunk.provenance.as_ref() else {
+            continue;
+        };
+        if crate::provenance::annotations_honoured(p) {
+            continue;
+        }
+        let mut ignored = Vec::new();
+        if chunk.importance.take().is_some() {
+            ignored.push("importance");
+        }
+        if chunk.triggers.take().is_some() {
+            ignored.push("trigger");
+        }
+        if !ignored.is_empty() {
+            problems.push(format!(
+                "line {}: {} annotation ignored: the entry is {} content, whose annotations are text",
+                chunk.start_line,
+                ignored.join(" and "),
+                lowest(p.source_class, p.file_class).as_str()
+            ));
+        }
+    }
+    problems
 }
 
 fn annotations_stripped(line: &str) -> &str {

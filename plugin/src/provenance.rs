@@ -26,6 +26,13 @@ pub enum ContentOrigin {
     UnknownExternal,
 }
 
+/// Nothing defaults to the owner: content of unstated origin is external.
+impl Default for ContentOrigin {
+    fn default() -> Self {
+        ContentOrigin::UnknownExternal
+    }
+}
+
 impl ContentOrigin {
     pub const ALL: &'static [ContentOrigin] = &[
         ContentOrigin::SenderMessage,
@@ -115,6 +122,106 @@ pub fn capped(mut p: Provenance, cap: Option<SourceClass>) -> Provenance {
 pub fn promotable(class: SourceClass, file_class: SourceClass, kind: SessionKind) -> bool {
     let trusted = |c| matches!(c, SourceClass::Owner | SourceClass::Agent);
     trusted(class) && trusted(file_class) && kind == SessionKind::Interactive
+}
+
+/// Changes only the owner may make (intents, USER.md) are made only by the
+/// owner in an interactive session: a cron, heartbeat or sub-agent turn, or
+/// one of unknown kind, never makes them, even when its sender is the owner.
+pub fn owner_in_person(context: &crate::api::TurnContext) -> Result<(), String> {
+    if !context.sender_is_owner {
+        return Err("the sender is not the owner".into());
+    }
+    match context.session_kind {
+        Some(SessionKind::Interactive) => Ok(()),
+        Some(kind) => Err(format!("a {} session", kind.as_str())),
+        None => Err("a session of unknown kind".into()),
+    }
+}
+
+/// Whether an intent's text may arm an intent: only text in the owner's
+/// control — typed by the owner, or derived by the agent in a turn nothing
+/// from outside has tainted. An intent fires on the owner's later messages,
+/// so it must never carry an outsider's words.
+pub fn intent_text_allowed(
+    origin: ContentOrigin,
+    taint: Option<SourceClass>,
+) -> Result<(), String> {
+    match (origin, taint) {
+        (ContentOrigin::SenderMessage, _) | (ContentOrigin::AgentDerived, None) => Ok(()),
+        (ContentOrigin::AgentDerived, Some(class)) => Err(format!(
+            "the agent derived this text in a turn that held {} content; only the owner's own words can arm an intent now",
+            class.as_str()
+        )),
+        (other, _) => Err(format!(
+            "the intent's text came from {} ({}): text from outside the owner's control never arms an intent",
+            other.as_str(),
+            classify(other, true).as_str()
+        )),
+    }
+}
+
+/// A record of a line's content in the ledger, wherever it was written: the
+/// write order, class and session kind of one segment with the same text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContentRecord {
+    pub order: i64,
+    pub class: SourceClass,
+    pub session_kind: SessionKind,
+}
+
+/// Provenance follows content: an entry whose text the ledger recorded
+/// *before* it (a lower write order; an entry of unknown order comes after
+/// everything) with a lower class, or in a scheduled or sub-agent session,
+/// keeps that record wherever the line now is — renamed, moved, copied into
+/// another file or pasted back by hand. A later record of the same text
+/// does not lower it: the original came first, the later one is the copy.
+pub fn following_content(mut p: Provenance, records: &[ContentRecord]) -> Provenance {
+    let own_order = p.order.unwrap_or(i64::MAX);
+    let mut changed = false;
+    for r in records.iter().filter(|r| r.order < own_order) {
+        if trust_rank(r.class) < trust_rank(p.source_class) {
+            p.source_class = r.class;
+            changed = true;
+        }
+        if r.session_kind != SessionKind::Interactive && p.session_kind == SessionKind::Interactive
+        {
+            p.session_kind = r.session_kind;
+            changed = true;
+        }
+    }
+    if changed {
+        p.basis = ProvenanceBasis::Copied;
+        p.promotable = promotable(p.source_class, p.file_class, p.session_kind);
+    }
+    p
+}
+
+/// A file the component never wrote is the operator's, and `owner`, only
+/// while none of its lines is known with a lower class: the class of such a
+/// file is the lowest class among its entries.
+pub fn operator_file_class(entries: &[&Provenance]) -> SourceClass {
+    entries
+        .iter()
+        .map(|p| p.source_class)
+        .fold(SourceClass::Owner, lowest)
+}
+
+/// The entry's provenance in a file of `file_class` (lowering only).
+pub fn in_file_of_class(mut p: Provenance, file_class: SourceClass) -> Provenance {
+    p.file_class = lowest(p.file_class, file_class);
+    p.promotable = promotable(p.source_class, p.file_class, p.session_kind);
+    p
+}
+
+/// Whether an entry's annotations are columns: only in owner and agent
+/// entries. In untrusted and system entries they are text — no importance,
+/// no triggers — so content from outside cannot rank itself up or arm
+/// itself for injection, however the annotation got there.
+pub fn annotations_honoured(p: &Provenance) -> bool {
+    matches!(
+        lowest(p.source_class, p.file_class),
+        SourceClass::Owner | SourceClass::Agent
+    )
 }
 
 /// What the ledger says about one file, for projecting its entries.
@@ -345,6 +452,72 @@ mod tests {
             SourceClass::Owner,
             SessionKind::Interactive
         ));
+    }
+
+    fn operator_line(order: i64) -> Provenance {
+        let mut p = entry_provenance(&FileTrust::Operator, "x", None);
+        p.order = Some(order);
+        p
+    }
+
+    fn record(order: i64, class: SourceClass, kind: SessionKind) -> ContentRecord {
+        ContentRecord {
+            order,
+            class,
+            session_kind: kind,
+        }
+    }
+
+    #[test]
+    fn a_line_keeps_the_lowest_class_recorded_before_it() {
+        let moved = following_content(
+            operator_line(9),
+            &[record(4, SourceClass::Untrusted, SessionKind::Interactive)],
+        );
+        assert_eq!(moved.source_class, SourceClass::Untrusted);
+        assert_eq!(moved.basis, ProvenanceBasis::Copied);
+        assert!(!moved.promotable);
+        let scheduled = following_content(
+            operator_line(9),
+            &[record(4, SourceClass::Owner, SessionKind::Cron)],
+        );
+        assert_eq!(scheduled.session_kind, SessionKind::Cron);
+        assert!(!scheduled.promotable);
+    }
+
+    #[test]
+    fn a_later_record_of_the_same_text_does_not_lower_the_original() {
+        let original = following_content(
+            operator_line(3),
+            &[record(7, SourceClass::Untrusted, SessionKind::Interactive)],
+        );
+        assert_eq!(original.source_class, SourceClass::Owner);
+        assert_eq!(original.basis, ProvenanceBasis::OperatorFile);
+        assert!(original.promotable);
+        let mut unknown_order = operator_line(0);
+        unknown_order.order = None;
+        let lowered = following_content(
+            unknown_order,
+            &[record(7, SourceClass::System, SessionKind::Interactive)],
+        );
+        assert_eq!(lowered.source_class, SourceClass::System);
+    }
+
+    #[test]
+    fn an_operator_file_is_owner_only_while_all_its_lines_are() {
+        let owner = operator_line(1);
+        let copied = following_content(
+            operator_line(9),
+            &[record(2, SourceClass::Untrusted, SessionKind::Interactive)],
+        );
+        assert_eq!(operator_file_class(&[&owner]), SourceClass::Owner);
+        let class = operator_file_class(&[&owner, &copied]);
+        assert_eq!(class, SourceClass::Untrusted);
+        let owner = in_file_of_class(owner, class);
+        assert_eq!(owner.source_class, SourceClass::Owner);
+        assert!(!owner.promotable, "a trusted line in a downgraded file");
+        assert!(!annotations_honoured(&owner));
+        assert!(annotations_honoured(&operator_line(1)));
     }
 
     #[test]

@@ -121,6 +121,18 @@ pub fn project_multiplier(entry_projects: &[String], active: &[String]) -> f32 {
     }
 }
 
+/// The project multiplier of an entry whose annotations may or may not be
+/// honoured (`provenance::annotations_honoured`): an untrusted or system
+/// entry's project keys only narrow it, never rank it up.
+pub fn project_multiplier_for(entry_projects: &[String], active: &[String], honoured: bool) -> f32 {
+    let m = project_multiplier(entry_projects, active);
+    if honoured {
+        m
+    } else {
+        m.min(1.0)
+    }
+}
+
 pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
     match age_days {
         Some(age) if half_life_days > 0.0 && age > 0.0 => {
@@ -391,6 +403,22 @@ mod tests {
             .map(|r| r.id)
             .collect();
         assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn outside_content_is_never_ranked_up_by_a_project_key() {
+        let active = vec!["github.com/a/api".to_string()];
+        let ours = vec!["github.com/a/api".to_string()];
+        let theirs = vec!["github.com/b/web".to_string()];
+        assert_eq!(
+            project_multiplier_for(&ours, &active, true),
+            ACTIVE_PROJECT_BOOST
+        );
+        assert_eq!(project_multiplier_for(&ours, &active, false), 1.0);
+        assert_eq!(
+            project_multiplier_for(&theirs, &active, false),
+            OTHER_PROJECT_DEMOTION
+        );
     }
 
     #[test]

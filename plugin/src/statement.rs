@@ -55,6 +55,69 @@ impl Statement {
     }
 }
 
+/// Phrases by which someone reports that a fix or an answer worked.
+const WORKED: &[&str] = &[
+    "that did it",
+    "that did the trick",
+    "did the trick",
+    "that worked",
+    "it worked",
+    "this worked",
+    "worked for me",
+    "works now",
+    "working now",
+    "works again",
+    "working again",
+    "fixed it",
+    "that fixed",
+    "it's fixed",
+    "its fixed",
+    "is fixed",
+    "fixed now",
+    "that was it",
+    "that was the problem",
+    "that was the issue",
+    "green again",
+    "passes now",
+    "passing now",
+    "passes again",
+    "passing again",
+    "solved it",
+    "that solved",
+    "problem solved",
+    "all good now",
+    "back up",
+    "confirmed, it works",
+];
+
+/// Markers that turn a report of success into one of failure or doubt.
+const NOT_WORKED: &[&str] = &[
+    "not ", "n't", "still", "no luck", "nope", "didnt", "doesnt", "isnt", "wasnt", "never",
+];
+
+/// Whether `text` reports that what was just suggested worked ("that did
+/// it, thanks", "fixed. thx", "works now"): a success phrase, or a bare
+/// "fixed", with no negation and no question.
+pub fn confirms_it_worked(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    if lower.contains('?') || lower.contains('？') {
+        return false;
+    }
+    if NOT_WORKED.iter().any(|n| lower.contains(n)) {
+        return false;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let joined = words.join(" ");
+    WORKED.iter().any(|p| {
+        let p = p.replace(',', "");
+        format!(" {joined} ").contains(&format!(" {p} "))
+    }) || words.first() == Some(&"fixed")
+        || words.first() == Some(&"solved")
+}
+
 /// Words that make a line chatter when it holds nothing else.
 const CHATTER: &[&str] = &[
     "hi",
@@ -667,6 +730,32 @@ mod tests {
         for s in [Symptom, Question, Chatter, Process] {
             assert!(!s.promotable());
             assert!(s.refusal().is_some());
+        }
+    }
+
+    #[test]
+    fn a_report_that_it_worked_is_told_from_thanks_doubt_and_failure() {
+        for yes in [
+            "thanks, that did it!",
+            "fixed. thx",
+            "works now 👍",
+            "Yep, that was it.",
+            "ok, green again",
+            "That worked perfectly",
+            "Solved, thank you",
+        ] {
+            assert!(confirms_it_worked(yes), "{yes}");
+        }
+        for no in [
+            "thanks",
+            "ok",
+            "that didn't work",
+            "still failing after that",
+            "did that work?",
+            "not fixed yet",
+            "the fixed version is 1.2",
+        ] {
+            assert!(!confirms_it_worked(no), "{no}");
         }
     }
 }

@@ -174,6 +174,7 @@ impl Native {
             sender_is_owner: true,
             active_projects: Vec::new(),
             utc_offset_minutes: 0,
+            taint: None,
         }
     }
 }
@@ -226,6 +227,7 @@ impl Subject for Native {
             fire_budget: None,
             cooldown_ms: None,
             semantic: false,
+            origin: memory_core::provenance::ContentOrigin::SenderMessage,
         };
         self.0
             .create_intent(&spec, &Self::context(Turn::Owner, now_ms))

@@ -109,6 +109,8 @@ export function getResult(g) {
     total_lines: g.totalLines,
     text: g.text,
     truncated: g.truncated,
+    source_class: g.sourceClass,
+    framed: g.framed,
   };
 }
 

@@ -134,6 +134,7 @@ const stepFields = {
   known_digest: optional(string),
   text: optional(string),
   origin: optional(string),
+  taint: optional(string),
   owner: optional(bool),
   // Absent: interactive; JSON null: none (unknown).
   session_kind: { type: string, optional: true, default: "interactive" },

@@ -25,6 +25,7 @@ const REFERENCE_DREAM_GATES = {
 };
 
 const SESSION_KINDS = ["interactive", "cron", "heartbeat", "subagent"];
+const SOURCE_CLASSES = ["owner", "agent", "untrusted", "system"];
 const ORIGINS = ["sender-message", "agent-derived", "web-page", "tool-output", "participant", "scaffolding", "unknown-external"];
 const MODES = ["escalate", "always", "off"];
 const PHASES = ["light", "rem", "deep"];
@@ -54,6 +55,7 @@ function stepContext(session, step) {
   if (step.active_projects.length > 0) context.activeProjects = [...step.active_projects];
   if (step.channel !== undefined) context.channel = step.channel;
   context.sender = step.sender;
+  context.taint = step.taint === undefined ? undefined : oneOf(step.taint, SOURCE_CLASSES, "taint");
   return context;
 }
 
@@ -98,6 +100,7 @@ function intentSpec(step) {
     fireBudget: spec.fire_budget,
     cooldownMs: spec.cooldown_ms,
     semantic: spec.semantic,
+    origin: oneOf(step.origin ?? "sender-message", ORIGINS, "origin"),
   };
 }
 

@@ -38,6 +38,10 @@ export function contextOf(ctx = {}, nowMs = Date.now(), timeZone = hostTimeZone(
     senderIsOwner: ctx.senderIsOwner === true,
     activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
     utcOffsetMinutes: utcOffsetMinutes(timeZone, nowMs),
+    // What the turn's context held is not tracked by this host yet: the
+    // component derives the taint of ingested and flushed turns from the
+    // transcript itself.
+    taint: undefined,
   };
 }
 
@@ -47,7 +51,7 @@ export function contextOf(ctx = {}, nowMs = Date.now(), timeZone = hostTimeZone(
  * `timeZone`), the expiry in days and the cool-down in minutes. `label`
  * names the due field in an error.
  */
-export function intentSpecOf({ text, triggers, dueAt, fireBudget, cooldownMinutes, expiresInDays }, timeZone, label = "dueAt") {
+export function intentSpecOf({ text, triggers, dueAt, fireBudget, cooldownMinutes, expiresInDays, origin }, timeZone, label = "dueAt") {
   const dueAtMs = dueAt ? parseLocalDateTime(dueAt, timeZone) : undefined;
   if (Number.isNaN(dueAtMs)) throw new Error(`${label} is not a date: ${dueAt}`);
   return {
@@ -60,7 +64,18 @@ export function intentSpecOf({ text, triggers, dueAt, fireBudget, cooldownMinute
     fireBudget,
     cooldownMs: cooldownMinutes === undefined ? undefined : BigInt(Math.round(cooldownMinutes * 60000)),
     semantic: false,
+    origin: intentOriginOf(origin),
   };
+}
+
+/**
+ * Where an intent's text came from, as the component's `content-origin`:
+ * `owner` (the owner's own words) is `sender-message`; anything else, or
+ * nothing said, is `agent-derived` — the agent wrote it — which the
+ * component refuses in a turn tainted by outside material.
+ */
+export function intentOriginOf(origin) {
+  return origin === "owner" || origin === "sender-message" ? "sender-message" : "agent-derived";
 }
 
 /** JSON.stringify that writes 64-bit integers (BigInt) as numbers. */

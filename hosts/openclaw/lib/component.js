@@ -426,5 +426,6 @@ export function turnContext(fields = {}) {
     senderIsOwner: fields.senderIsOwner ?? true,
     activeProjects: fields.activeProjects ?? [],
     utcOffsetMinutes: fields.utcOffsetMinutes ?? 0,
+    taint: fields.taint ?? undefined,
   };
 }

@@ -82,7 +82,7 @@ const owner = { senderIsOwner: true, channel: undefined, sender: undefined };
 const create = async (text, dueAtMs) =>
   (
     await memory.intentCreate(
-      { text, triggers: [], dueAtMs: BigInt(dueAtMs), channel: undefined, sender: undefined, expiresInMs: undefined, fireBudget: undefined, cooldownMs: undefined, semantic: false },
+      { text, triggers: [], dueAtMs: BigInt(dueAtMs), channel: undefined, sender: undefined, expiresInMs: undefined, fireBudget: undefined, cooldownMs: undefined, semantic: false, origin: "sender-message" },
       turnContext(),
     )
   ).intent;

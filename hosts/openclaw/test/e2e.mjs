@@ -223,7 +223,7 @@ try {
   // 1. status before any index: our component answers (its schema, its classes).
   const before = lastJson(oc(config, "memory", "status", "--json"));
   assert.equal(before.workspaceDir, workspace);
-  assert.equal(before.status.schemaVersion, 5);
+  assert.equal(before.status.schemaVersion, 6);
   assert.equal(before.status.files, 0);
   assert.deepEqual(before.embedder, { provider: "openai-compatible", model: "fake-embed", dimensions: 64, maxBatch: 64 });
   console.log(`  status: ${before.status.files} files, ${before.status.filesStale} stale, embedder ${before.embedder.provider}/${before.embedder.model}`);

@@ -114,7 +114,13 @@ test("tools: memory_search framed hits, memory_get lines, intents owner only", a
   assert.equal(found.results[0].citation, "MEMORY.md#L3-L3");
   assert.match(found.results[0].snippet, /^<memory-recall source="MEMORY.md#L3-L3" class="owner" trust="trusted">/);
   const get = host.tools.get("memory_get")({ ...ctx, senderIsOwner: true });
-  assert.equal((await get.execute("t2", { path: "MEMORY.md", from: 3, lines: 1 })).details.text, "- The staging server is atlas-2. <!-- trigger: staging server -->");
+  // memory_get is framed like search: the class of what was read, escaped.
+  const got = (await get.execute("t2", { path: "MEMORY.md", from: 3, lines: 1 })).details;
+  assert.equal(got.sourceClass, "owner");
+  assert.equal(
+    got.text,
+    '<memory-recall source="MEMORY.md#L3-L3" class="owner" trust="trusted">\n- The staging server is atlas-2. &lt;!-- trigger: staging server --&gt;\n</memory-recall>',
+  );
   await assert.rejects(get.execute("t3", { path: "../etc/passwd" }), /access-denied/);
   const stranger = host.tools.get("intent")({ ...ctx, senderIsOwner: false, channel: "telegram", senderId: "x" });
   await assert.rejects(stranger.execute("t4", { action: "create", text: "ping me", triggers: ["release"] }), /access-denied/);

@@ -13,7 +13,7 @@ use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -842,7 +842,7 @@ impl Index {
     /// when it was recorded (`None`: unknown, which counts as first of all).
     pub fn untrusted_entries(&self) -> Result<Vec<(String, Option<i64>, Option<String>)>, DbError> {
         self.conn.query(
-            "SELECT c.text, CASE WHEN p.basis = 'recorded' THEN p.order_key END, p.session_id \
+            "SELECT c.text, CASE WHEN p.basis IN ('recorded', 'copied') THEN p.order_key END, p.session_id \
              FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
              WHERE c.kind = 'entry' AND (p.origin_class IN ('untrusted', 'system') \
                 OR p.file_class IN ('untrusted', 'system'))",

@@ -58,7 +58,7 @@ CREATE TABLE provenance (
   chunk_id       INTEGER PRIMARY KEY,
   origin_class   TEXT NOT NULL CHECK (origin_class IN ('owner', 'agent', 'untrusted', 'system')),
   session_kind   TEXT NOT NULL CHECK (session_kind IN ('interactive', 'cron', 'heartbeat', 'subagent')),
-  basis          TEXT NOT NULL CHECK (basis IN ('recorded', 'operator-file', 'lost')),
+  basis          TEXT NOT NULL CHECK (basis IN ('recorded', 'operator-file', 'lost', 'copied')),
   file_class     TEXT NOT NULL CHECK (file_class IN ('owner', 'agent', 'untrusted', 'system')),
   promotable     INTEGER NOT NULL CHECK (promotable IN (0, 1)),
   session_id     TEXT,

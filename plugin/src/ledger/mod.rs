@@ -378,6 +378,44 @@ impl Ledger {
         )
     }
 
+    /// The records that could lower a line of this text wherever it now is
+    /// (`provenance::following_content`): every untrusted or system segment,
+    /// and every segment of a scheduled or sub-agent session, with one of
+    /// these text hashes, in any file.
+    pub fn lowering_records(
+        &self,
+        hashes: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<crate::provenance::ContentRecord>>, DbError>
+    {
+        let mut out: std::collections::HashMap<String, Vec<crate::provenance::ContentRecord>> =
+            std::collections::HashMap::new();
+        if hashes.is_empty() {
+            return Ok(out);
+        }
+        let list = serde_json::to_string(hashes).unwrap_or_else(|_| "[]".into());
+        let rows = self.conn.query(
+            "SELECT text_hash, id, source_class, session_kind FROM segments \
+             WHERE text_hash IN (SELECT value FROM json_each(?1)) \
+               AND (source_class IN ('untrusted', 'system') OR session_kind <> 'interactive')",
+            &[Value::Text(&list)],
+            |r| {
+                Ok((
+                    r.get_text(0),
+                    crate::provenance::ContentRecord {
+                        order: r.get_i64(1),
+                        class: SourceClass::parse(&r.get_text(2)).unwrap_or(SourceClass::Untrusted),
+                        session_kind: SessionKind::parse(&r.get_text(3))
+                            .unwrap_or(SessionKind::Subagent),
+                    },
+                ))
+            },
+        )?;
+        for (hash, record) in rows {
+            out.entry(hash).or_default().push(record);
+        }
+        Ok(out)
+    }
+
     /// When each of these operator-line hashes was first seen, as the id of
     /// the last segment recorded by then, and that id now (what a line seen
     /// for the first time gets). Reads only: `record_first_seen` records.

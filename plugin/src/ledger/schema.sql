@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS segments (
 );
 CREATE INDEX IF NOT EXISTS segments_by_path ON segments (path, text_hash);
 CREATE INDEX IF NOT EXISTS segments_by_session ON segments (session_id);
+-- Provenance follows content: a line is looked up by its text wherever it is.
+CREATE INDEX IF NOT EXISTS segments_by_hash ON segments (text_hash);
 
 -- When the index first saw an entry the component never wrote (a line of
 -- the operator's), by its text hash, as the id of the last segment recorded

@@ -233,10 +233,12 @@ impl Memory {
                     context: None,
                 };
                 match self.get(&get) {
-                    Ok(got) => format!(
-                        "<memory-file path=\"{}\">\n{}\n</memory-file>",
-                        crate::framing::escape(&got.path),
-                        crate::framing::escape(crate::text::truncate_chars(&got.text, 4_000).0)
+                    // Framed like a search hit: the class of what was read,
+                    // a warning for outside content, the text escaped.
+                    Ok(got) => crate::framing::recall_block(
+                        &format!("{}#L{}-L{}", got.path, got.start_line, got.end_line),
+                        got.source_class,
+                        crate::text::truncate_chars(&got.text, 4_000).0,
                     ),
                     Err(e) => format!("error: {e}"),
                 }

@@ -28,6 +28,8 @@ pub struct IntentSpec {
     /// Also match by meaning: the triggers are embedded now, and a message
     /// whose vector is within cosine 0.75 of theirs matches.
     pub semantic: bool,
+    /// Where the text came from (see `intent_text_allowed`).
+    pub origin: crate::provenance::ContentOrigin,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,13 +46,11 @@ pub struct CreateResult {
 }
 
 fn owner_only(context: &TurnContext, what: &str) -> Result<()> {
-    if context.sender_is_owner {
-        Ok(())
-    } else {
-        Err(MemoryError::AccessDenied(format!(
-            "only the owner can {what} standing intents"
-        )))
-    }
+    crate::provenance::owner_in_person(context).map_err(|why| {
+        MemoryError::AccessDenied(format!(
+            "{why}: only the owner, in person, can {what} standing intents"
+        ))
+    })
 }
 
 impl Memory {
@@ -69,6 +69,8 @@ impl Memory {
     ) -> Result<CreateResult> {
         self.writable("intents.create")?;
         owner_only(context, "create")?;
+        crate::provenance::intent_text_allowed(spec.origin, context.tainted())
+            .map_err(MemoryError::AccessDenied)?;
         // Intents are not Markdown: fold to one line, no comment escaping.
         let text = fold(&spec.text);
         if text.is_empty() {
@@ -121,7 +123,7 @@ impl Memory {
             ));
         }
         if triggers.is_empty() && spec.due_at_ms.is_none() {
-            return self.keep_wish(&one_line(&text), context);
+            return self.keep_wish(&one_line(&text), spec.origin, context);
         }
         let intent = Intent {
             id: 0,
@@ -192,7 +194,12 @@ impl Memory {
     /// A wish with neither triggers nor a due time: kept in Markdown, where a
     /// person (and search) can see it, with a review date. `memory/wishes.md`
     /// is undated, so wishes never decay out of reach.
-    fn keep_wish(&mut self, text: &str, context: &TurnContext) -> Result<CreateResult> {
+    fn keep_wish(
+        &mut self,
+        text: &str,
+        origin: crate::provenance::ContentOrigin,
+        context: &TurnContext,
+    ) -> Result<CreateResult> {
         let review = Date::from_ms(context.local_ms() + WISH_REVIEW_DAYS * 86_400_000);
         let line = format!(
             "{} <!-- review: {review} -->",
@@ -204,7 +211,9 @@ impl Memory {
                 id: 0,
                 speaker: None,
                 text_hash: entry_hash(&indexed_text(&line)),
-                source_class: SourceClass::Owner,
+                // The owner's words, or the agent's from them (the gate
+                // let nothing else through).
+                source_class: crate::provenance::classify(origin, true),
                 session_kind: context.session_kind.unwrap_or(SessionKind::Interactive),
                 session_id: context.session_id.clone(),
                 observed_at: context.now_ms,
@@ -403,10 +412,16 @@ impl Memory {
         context: &TurnContext,
     ) -> Result<UserModel> {
         self.writable("user.set")?;
-        if !context.sender_is_owner {
-            return Err(MemoryError::AccessDenied(
-                "only the owner can change USER.md".into(),
-            ));
+        crate::provenance::owner_in_person(context).map_err(|why| {
+            MemoryError::AccessDenied(format!(
+                "{why}: only the owner, in person, can change USER.md"
+            ))
+        })?;
+        if let Some(taint) = context.tainted() {
+            return Err(MemoryError::AccessDenied(format!(
+                "this turn held {} content; USER.md changes only from a turn the owner's words alone shaped",
+                taint.as_str()
+            )));
         }
         let on_disk = self.workspace.read_root_file(layout::USER_FILE)?;
         let current = self.user_show()?;
