@@ -831,6 +831,14 @@ fn run_step(
             std::fs::remove_file(workspace.join(step.path.as_deref().context("needs `path`")?))?;
             None
         }
+        "rename" => {
+            // A person renaming or moving a file (`path` to `target`).
+            std::fs::rename(
+                workspace.join(step.path.as_deref().context("needs `path`")?),
+                workspace.join(step.target.as_deref().context("needs `target`")?),
+            )?;
+            None
+        }
         "symlink" => {
             let link = workspace.join(step.path.as_deref().context("needs `path`")?);
             std::os::unix::fs::symlink(step.target.as_deref().context("needs `target`")?, link)?;

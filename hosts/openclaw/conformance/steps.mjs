@@ -312,6 +312,9 @@ export const hostOps = {
   write: (s, step, workspace) => writeStep(step, workspace, { append: false }),
   append: (s, step, workspace) => writeStep(step, workspace, { append: true }),
   delete: (s, step, workspace) => fs.unlinkSync(files.joinPath(workspace, need(step.path, "needs `path`"))),
+  // A person renaming or moving a file (`path` to `target`).
+  rename: (s, step, workspace) =>
+    fs.renameSync(files.joinPath(workspace, need(step.path, "needs `path`")), files.joinPath(workspace, need(step.target, "needs `target`"))),
   symlink(s, step, workspace) {
     const link = files.joinPath(workspace, need(step.path, "needs `path`"));
     fs.symlinkSync(need(step.target, "needs `target`"), link);

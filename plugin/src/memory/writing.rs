@@ -240,9 +240,11 @@ impl Memory {
         let mut cleaned: Vec<(&crate::transcript::Message, CleanMessage)> = messages
             .iter()
             .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
-            .filter(|(_, clean)| !clean.text.is_empty())
             .collect();
+        // Taint first: a message that held only a recall block is empty once
+        // the block is stripped, but the agent read it.
         taint_turns(&mut cleaned, request.context.tainted());
+        cleaned.retain(|(_, clean)| !clean.text.is_empty());
         let outside = relay_external_values(&mut cleaned);
         let (conversation, class) = flush_conversation(&cleaned);
         let Some(class) = class else {
