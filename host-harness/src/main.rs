@@ -1010,7 +1010,13 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             if g.json {
                 println!("{}", json::get_result(&got));
             } else {
-                println!("{}", got.text);
+                // Outside content is shown as a model would see it: escaped,
+                // inside its block, with the warning.
+                let trusted = matches!(
+                    got.source_class,
+                    wit::SourceClass::Owner | wit::SourceClass::Agent
+                );
+                println!("{}", if trusted { &got.text } else { &got.framed });
                 if got.truncated {
                     eprintln!("(cut at the output limit after line {})", got.lines.end);
                 }

@@ -57,6 +57,10 @@ pub struct Message {
     pub channel: Option<String>,
     pub timestamp: Option<String>,
     pub origin: Option<ContentOrigin>,
+    /// The host says this is memory's own output (a `memory_search` or
+    /// `memory_get` result): it is never stored, and only the classes of the
+    /// recall blocks it carries count towards the turn's taint.
+    pub memory: bool,
 }
 
 #[derive(Deserialize)]
@@ -73,6 +77,8 @@ struct RawMessage {
     timestamp: Option<serde_json::Value>,
     #[serde(default)]
     origin: Option<String>,
+    #[serde(default)]
+    memory: Option<bool>,
 }
 
 /// Parses a JSONL transcript. A malformed line is reported with its number and
@@ -136,6 +142,7 @@ pub fn parse(jsonl: &str) -> (Vec<Message>, Vec<String>) {
                 other => other.to_string(),
             }),
             origin,
+            memory: raw.memory.unwrap_or(false),
         });
     }
     (messages, problems)

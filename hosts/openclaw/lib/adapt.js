@@ -209,8 +209,11 @@ export function transcriptOf(messages, { senderIsOwner = false, channel } = {}) 
     const role = ROLES.get(message?.role);
     if (!role) continue;
     const text = messageText(message.content).trim();
-    if (!text || (role === "tool" && isMemoryToolResult(message, text))) continue;
+    if (!text) continue;
     const line = { role, text };
+    // Memory's own results are never stored again, but what they showed the
+    // agent counts: an untrusted hit taints the rest of the turn.
+    if (role === "tool" && isMemoryToolResult(message, text)) line.memory = true;
     if (role === "user") line.owner = senderIsOwner;
     if (channel) line.channel = channel;
     if (typeof message.timestamp === "number") line.timestamp = new Date(message.timestamp).toISOString();

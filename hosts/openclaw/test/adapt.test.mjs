@@ -41,7 +41,7 @@ test("bootstrap blocks leave out what OpenClaw injects itself", () => {
   assert.equal(bootstrapBlocks(""), "");
 });
 
-test("transcripts: text parts kept, tool calls alone dropped, owner only when authenticated", () => {
+test("transcripts: text parts kept, tool calls alone dropped, memory results marked, owner only when authenticated", () => {
   const messages = [
     { role: "user", content: "deploy on Tuesdays", timestamp: 0 },
     { role: "assistant", content: [{ type: "toolCall", name: "memory_search" }] },
@@ -52,7 +52,10 @@ test("transcripts: text parts kept, tool calls alone dropped, owner only when au
     { role: "toolResult", toolName: "tool_call", content: [{ type: "text", text: '{"tool": {"name": "memory_get"}, "result": {}}' }] },
   ];
   const lines = transcriptOf(messages, { senderIsOwner: true, channel: "cli" }).trim().split("\n").map((l) => JSON.parse(l));
-  assert.deepEqual(lines.map((l) => l.role), ["user", "tool", "assistant"]);
+  // The memory tools' results are passed marked `memory`: never stored
+  // again, but an untrusted hit in them taints the rest of the turn.
+  assert.deepEqual(lines.map((l) => l.role), ["user", "tool", "assistant", "tool", "tool"]);
+  assert.deepEqual(lines.map((l) => l.memory ?? false), [false, false, false, true, true]);
   assert.equal(lines[0].owner, true);
   assert.equal(lines[0].timestamp, "1970-01-01T00:00:00.000Z");
   assert.equal(lines[2].text, "Noted.\nAnything else?");

@@ -244,7 +244,8 @@ impl Memory {
         // Taint first: a message that held only a recall block is empty once
         // the block is stripped, but the agent read it.
         taint_turns(&mut cleaned, request.context.tainted());
-        cleaned.retain(|(_, clean)| !clean.text.is_empty());
+        // Memory's own output only taints; it is never shown or stored.
+        cleaned.retain(|(message, clean)| !clean.text.is_empty() && !message.memory);
         let outside = relay_external_values(&mut cleaned);
         let (conversation, class) = flush_conversation(&cleaned);
         let Some(class) = class else {
@@ -406,6 +407,9 @@ impl Memory {
             .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
             .collect();
         taint_turns(&mut cleaned, request.context.tainted());
+        // Memory's own output only taints; it is never stored, and a value
+        // the agent repeats from its own memory is not relayed from outside.
+        cleaned.retain(|(message, _)| !message.memory);
         relay_external_values(&mut cleaned);
         for (message, clean) in cleaned {
             report.injected_blocks_stripped += clean.stripped;
@@ -859,7 +863,12 @@ fn taint_turns(
                 }
             }
         }
-        if !trusted(clean.class) && message.role != crate::transcript::Role::Assistant {
+        // Memory's own output (a search or read result the host marked)
+        // holds only the classes of its recall blocks, counted above.
+        if !trusted(clean.class)
+            && message.role != crate::transcript::Role::Assistant
+            && !message.memory
+        {
             hold(&mut taint, clean.class);
         }
     }
@@ -1139,6 +1148,7 @@ mod tests {
                 channel: None,
                 timestamp: None,
                 origin: None,
+                memory: false,
             },
             CleanMessage {
                 recalled: None,
