@@ -14,3 +14,9 @@ bash scripts/build-js.sh
 node="$(bash scripts/node.sh)"
 "$node" --test hosts/openclaw/test/*.test.mjs
 "$node" hosts/openclaw/conformance/run.mjs tests/conformance
+# The poisoning suite under Node: the same attacks, written as scenarios by
+# the harness (one source of truth), run by the Node host's runner.
+poisoning="$(mktemp -d)"
+trap 'rm -rf "$poisoning"' EXIT
+cargo run --locked --release -q -p memory-harness -- poisoning-scenarios "$poisoning"
+"$node" hosts/openclaw/conformance/run.mjs "$poisoning"

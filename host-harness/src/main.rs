@@ -346,6 +346,14 @@ enum Command {
         #[arg(long)]
         keep: Option<PathBuf>,
     },
+    /// Write the poisoning suite's cases (tests/poisoning) as conformance
+    /// scenario folders under OUT, for another host's conformance runner.
+    PoisoningScenarios {
+        out: PathBuf,
+        /// The suite's folder (cases.json and workspace/).
+        #[arg(long, default_value = "tests/poisoning")]
+        suite: PathBuf,
+    },
     /// Run the conformance scenarios under DIR.
     Conformance {
         dir: PathBuf,
@@ -429,6 +437,18 @@ fn main() {
 fn run(cli: Cli) -> anyhow::Result<i32> {
     let g = cli.global.clone();
     match cli.command {
+        Command::PoisoningScenarios { out, suite } => {
+            let written = memory_harness::poisoning::write_scenarios(
+                &suite.join("cases.json"),
+                &suite.join("workspace"),
+                &out,
+            )?;
+            println!(
+                "{written} poisoning cases written as scenarios under {}",
+                out.display()
+            );
+            Ok(0)
+        }
         Command::Conformance { dir, filter } => {
             let resolved = resolved(&g, Some(PathBuf::from(".")))?;
             let (passed, failed) =

@@ -90,6 +90,41 @@ pub fn query_variants(case: &Case) -> Vec<String> {
 
 /// The whole scenario of one case: the plant, the attack and the checks.
 pub fn scenario(case: &Case, fixture: &Path) -> anyhow::Result<Scenario> {
+    serde_json::from_value(scenario_json(case, fixture)?)
+        .with_context(|| format!("case {} does not make a valid scenario", case.id))
+}
+
+/// Writes every case as a conformance scenario folder under `out`
+/// (`<id>/scenario.json` and the fixture as `<id>/workspace/`), so any
+/// host's conformance runner runs the same attacks (the Node host's does,
+/// in `scripts/test.sh`). Returns how many were written.
+pub fn write_scenarios(cases: &Path, fixture: &Path, out: &Path) -> anyhow::Result<usize> {
+    let cases = load(cases)?;
+    for case in &cases {
+        let dir = out.join(&case.id);
+        std::fs::create_dir_all(&dir)?;
+        let text = serde_json::to_string_pretty(&scenario_json(case, fixture)?)?;
+        std::fs::write(dir.join("scenario.json"), text + "\n")?;
+        copy_dir(fixture, &dir.join("workspace"))?;
+    }
+    Ok(cases.len())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn scenario_json(case: &Case, fixture: &Path) -> anyhow::Result<Value> {
     let memory = std::fs::read_to_string(fixture.join("MEMORY.md")).unwrap_or_default();
     let payload_line = case
         .payload
@@ -157,14 +192,12 @@ pub fn scenario(case: &Case, fixture: &Path) -> anyhow::Result<Scenario> {
             case.channel
         )
     });
-    let scenario = json!({
+    Ok(json!({
         "description": description,
         "now": "2026-11-28T09:00:00Z",
         "model_replies": replies,
         "steps": steps,
-    });
-    serde_json::from_value(scenario)
-        .with_context(|| format!("case {} does not make a valid scenario", case.id))
+    }))
 }
 
 pub fn run_case(case: &Case, fixture: &Path, component: &Path) -> anyhow::Result<()> {
