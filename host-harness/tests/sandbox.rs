@@ -85,6 +85,7 @@ fn search(host: &mut MemoryHost, query: &str) -> wit_recall::SearchResult {
             sender_is_owner: true,
             active_projects: Vec::new(),
             utc_offset_minutes: 0,
+            taint: None,
         },
     })
     .expect("search answers")
@@ -256,6 +257,7 @@ fn note(
             sender_is_owner: true,
             active_projects: Vec::new(),
             utc_offset_minutes: 0,
+            taint: None,
         },
     })
 }
