@@ -72,27 +72,46 @@ pub fn context_block(kind: &str, citation: &str, class: SourceClass, text: &str)
     )
 }
 
-/// The lowest class among the `<memory-recall>` blocks in `text` framed
+/// The lowest class among the blocks memory framed in `text` — recall hits
+/// (`<memory-recall>`) and lane-2 answers (`<memory-context>`) — that are
 /// untrusted or system, if any: what a transcript message shows the agent
-/// read. Only lowering counts, so a forged block can do no harm.
+/// read. Tags in any case, and headers whose quotes a host escaped (a tool
+/// result passed as JSON text: `class=\"untrusted\"`). Only lowering
+/// counts, so a forged block can do no harm.
 pub fn lowest_recalled_class(text: &str) -> Option<SourceClass> {
+    let lower = text.to_lowercase();
     let mut lowest: Option<SourceClass> = None;
-    let mut rest = text;
-    while let Some(at) = rest.find("<memory-recall") {
-        let tag = &rest[at..];
-        let end = tag.find('>').unwrap_or(tag.len());
-        let header = &tag[..end];
-        let class = ["untrusted", "system"]
-            .into_iter()
-            .find(|c| header.contains(&format!("class=\"{c}\"")))
-            .and_then(SourceClass::parse);
-        if let Some(class) = class {
+    for tag in ["<memory-recall", "<memory-context"] {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(tag) {
+            let start = from + at;
+            let header_end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
+            let header = &lower[start..header_end];
+            if let Some(class) = header_class(header) {
+                lowest = Some(lowest.map_or(class, |l| crate::provenance::lowest(l, class)));
+            }
+            from = start + tag.len();
+        }
+    }
+    lowest
+}
+
+/// The untrusted or system `class=` of a block header, quotes escaped or not.
+fn header_class(header: &str) -> Option<SourceClass> {
+    let mut rest = header;
+    let mut lowest: Option<SourceClass> = None;
+    while let Some(at) = rest.find("class=") {
+        let value: String = rest[at + "class=".len()..]
+            .chars()
+            .skip_while(|c| matches!(c, '\\' | '"' | '\''))
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        if let Some(class) = SourceClass::parse(&value)
+            .filter(|c| matches!(c, SourceClass::Untrusted | SourceClass::System))
+        {
             lowest = Some(lowest.map_or(class, |l| crate::provenance::lowest(l, class)));
         }
-        rest = &tag[end.min(tag.len())..];
-        if end == 0 {
-            break;
-        }
+        rest = &rest[at + "class=".len()..];
     }
     lowest
 }
@@ -116,6 +135,16 @@ mod tests {
             Some(SourceClass::Untrusted)
         );
         assert_eq!(lowest_recalled_class("plain words <memory-recall"), None);
+        // A host that passes a tool result as JSON escapes the quotes.
+        let as_json = serde_json::to_string(&untrusted).unwrap();
+        assert_eq!(
+            lowest_recalled_class(&as_json),
+            Some(SourceClass::Untrusted)
+        );
+        assert_eq!(
+            lowest_recalled_class("<MEMORY-CONTEXT kind=\"escalation\" class=\"untrusted\">x"),
+            Some(SourceClass::Untrusted)
+        );
     }
 
     #[test]

@@ -214,14 +214,15 @@ pub fn in_file_of_class(mut p: Provenance, file_class: SourceClass) -> Provenanc
 }
 
 /// Whether an entry's annotations are columns: only in owner and agent
-/// entries. In untrusted and system entries they are text — no importance,
+/// entries of interactive sessions (what a cron run wrote is scaffolding's,
+/// wherever it was copied). In untrusted and system entries they are text — no importance,
 /// no triggers — so content from outside cannot rank itself up or arm
 /// itself for injection, however the annotation got there.
 pub fn annotations_honoured(p: &Provenance) -> bool {
     matches!(
         lowest(p.source_class, p.file_class),
         SourceClass::Owner | SourceClass::Agent
-    )
+    ) && p.session_kind == SessionKind::Interactive
 }
 
 /// What the ledger says about one file, for projecting its entries.

@@ -72,7 +72,6 @@ const WORKED: &[&str] = &[
     "that fixed",
     "it's fixed",
     "its fixed",
-    "is fixed",
     "fixed now",
     "that was it",
     "that was the problem",
@@ -86,13 +85,13 @@ const WORKED: &[&str] = &[
     "that solved",
     "problem solved",
     "all good now",
-    "back up",
     "confirmed, it works",
 ];
 
 /// Markers that turn a report of success into one of failure or doubt.
 const NOT_WORKED: &[&str] = &[
     "not ", "n't", "still", "no luck", "nope", "didnt", "doesnt", "isnt", "wasnt", "never",
+    "crash", "fail", "broke", "error", "before", "but ",
 ];
 
 /// Whether `text` reports that what was just suggested worked ("that did
@@ -114,8 +113,7 @@ pub fn confirms_it_worked(text: &str) -> bool {
     WORKED.iter().any(|p| {
         let p = p.replace(',', "");
         format!(" {joined} ").contains(&format!(" {p} "))
-    }) || words.first() == Some(&"fixed")
-        || words.first() == Some(&"solved")
+    }) || (words.len() <= 3 && matches!(words.first(), Some(&"fixed") | Some(&"solved")))
 }
 
 /// Words that make a line chatter when it holds nothing else.
@@ -754,6 +752,10 @@ mod tests {
             "did that work?",
             "not fixed yet",
             "the fixed version is 1.2",
+            "back up the db first",
+            "the version is fixed to 1.2",
+            "fixed the typo in the readme too",
+            "it worked before the upgrade, now it crashes",
         ] {
             assert!(!confirms_it_worked(no), "{no}");
         }

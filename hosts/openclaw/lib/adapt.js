@@ -188,7 +188,9 @@ const MEMORY_TOOLS = new Set(["memory_search", "memory_get", "intent"]);
 /** Whether a tool result came from one of the memory tools (directly or through Tool Search's `tool_call`). */
 export function isMemoryToolResult(message, text) {
   if (MEMORY_TOOLS.has(message?.toolName)) return true;
-  if (!text.startsWith("{")) return false;
+  // Only Tool Search's own wrapper is unwrapped: any other tool's output
+  // (a fetched page shaped like the wrapper) is never taken for memory's.
+  if (message?.toolName !== "tool_call" || !text.startsWith("{")) return false;
   try {
     return MEMORY_TOOLS.has(JSON.parse(text)?.tool?.name);
   } catch {

@@ -126,6 +126,9 @@ pub struct CuratedRow {
     pub projects: Vec<String>,
     /// The entry's vector under the current embedder, when it has one.
     pub vector: Option<Vec<f32>>,
+    /// Its write order and session, to tell a copy of untrusted text.
+    pub order: Option<i64>,
+    pub session_id: Option<String>,
 }
 
 /// A lexical hit: chunk id and its BM25 (higher is better).
@@ -710,11 +713,12 @@ impl Index {
     pub fn curated_rows(&self, label: Option<&str>) -> Result<Vec<CuratedRow>, DbError> {
         self.conn.query(
             "SELECT c.path, c.start_line, c.end_line, c.text, p.origin_class, r.triggers, r.project_keys, \
-                    CASE WHEN c.embedding_model = ?1 THEN c.embedding END \
+                    CASE WHEN c.embedding_model = ?1 THEN c.embedding END, p.order_key, p.session_id \
              FROM recall_meta r JOIN chunks c ON c.id = r.chunk_id \
              JOIN sources s ON s.path = c.path JOIN provenance p ON p.chunk_id = c.id \
              WHERE (r.triggers IS NOT NULL OR r.project_keys IS NOT NULL) AND s.tier = 'curated' \
                AND p.origin_class IN ('owner', 'agent') AND p.file_class IN ('owner', 'agent') \
+               AND p.session_kind = 'interactive' \
              ORDER BY c.path, c.start_line",
             &[label.map_or(Value::Null, Value::Text)],
             |r| {
@@ -727,6 +731,8 @@ impl Index {
                     triggers: r.get_opt_text(5).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default(),
                     projects: r.get_opt_text(6).and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default(),
                     vector: (!r.is_null(7)).then(|| decode(&r.get_blob(7))),
+                    order: r.get_opt_i64(8),
+                    session_id: r.get_opt_text(9),
                 })
             },
         )

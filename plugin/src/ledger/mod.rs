@@ -133,7 +133,14 @@ const SIGNALS_MIGRATIONS: Migrations =
     &[("recall_days", &[("hits", "INTEGER NOT NULL DEFAULT 1")])];
 /// Tables added to the ledger after it first shipped (the schema creates
 /// them when missing).
-const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log", "first_seen"];
+const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log", "first_seen", "forgotten_content"];
+
+/// The last write order ever given: segments are forgotten (deleted), and
+/// write order must never be given twice, or a later write could look older
+/// than a line first seen before it.
+const LAST_ORDER: &str = "SELECT max(coalesce((SELECT max(id) FROM segments), 0), \
+     coalesce((SELECT max(id) FROM forgotten_content), 0), \
+     coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_segment'), 0))";
 
 fn migrate(conn: &Connection, migrations: Migrations) -> Result<(), DbError> {
     for (table, columns) in migrations {
@@ -396,7 +403,9 @@ impl Ledger {
         let rows = self.conn.query(
             "SELECT text_hash, id, source_class, session_kind FROM segments \
              WHERE text_hash IN (SELECT value FROM json_each(?1)) \
-               AND (source_class IN ('untrusted', 'system') OR session_kind <> 'interactive')",
+               AND (source_class IN ('untrusted', 'system') OR session_kind <> 'interactive') \
+             UNION ALL SELECT text_hash, id, source_class, session_kind FROM forgotten_content \
+             WHERE text_hash IN (SELECT value FROM json_each(?1))",
             &[Value::Text(&list)],
             |r| {
                 Ok((
@@ -425,9 +434,7 @@ impl Ledger {
     ) -> Result<(std::collections::HashMap<String, i64>, i64), DbError> {
         let now = self
             .conn
-            .query_row("SELECT coalesce(max(id), 0) FROM segments", &[], |r| {
-                Ok(r.get_i64(0))
-            })?
+            .query_row(LAST_ORDER, &[], |r| Ok(r.get_i64(0)))?
             .unwrap_or(0);
         let list = serde_json::to_string(hashes).unwrap_or_else(|_| "[]".into());
         let seen = self
@@ -507,8 +514,8 @@ impl Ledger {
             }
             for s in segments {
                 self.conn.execute(
-                    "INSERT INTO segments (path, text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by, \
-                     role, sender, speaker) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    &format!("INSERT INTO segments (id, path, text_hash, source_class, session_kind, session_id, observed_at, supersedes_key, written_by, \
+                     role, sender, speaker) VALUES (({LAST_ORDER}) + 1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
                     &[
                         Value::Text(path),
                         Value::Text(&s.text_hash),
@@ -593,6 +600,18 @@ impl Ledger {
                 "SELECT path, text_hash FROM segments WHERE session_id = ?1",
                 &[Value::Text(session)],
                 |r| Ok((r.get_text(0), r.get_text(1))),
+            )?;
+            // The write order never goes back, and outside content keeps
+            // lowering its copies after its own lines are gone.
+            self.conn.execute(
+                &format!("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_segment', CAST(({LAST_ORDER}) AS TEXT))"),
+                &[],
+            )?;
+            self.conn.execute(
+                "INSERT OR IGNORE INTO forgotten_content (id, text_hash, source_class, session_kind) \
+                 SELECT id, text_hash, source_class, session_kind FROM segments WHERE session_id = ?1 \
+                   AND (source_class IN ('untrusted', 'system') OR session_kind <> 'interactive')",
+                &[Value::Text(session)],
             )?;
             self.conn.execute(
                 "DELETE FROM segments WHERE session_id = ?1",

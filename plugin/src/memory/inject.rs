@@ -292,10 +292,18 @@ impl Memory {
         }
         let label = info.map(EmbedderInfo::label);
         let rows = self.index.curated_rows(label.as_deref())?;
-        self.lane1_entries = Some((
-            revision,
-            rows.into_iter().map(Lane1Entry::from_row).collect(),
-        ));
+        // A trusted-looking copy of untrusted text (a line edited a little
+        // on its way into MEMORY.md) is framed untrusted by recall, so lane
+        // 1 never injects it as the owner's.
+        let untrusted = self.untrusted_text()?;
+        let rows = rows.into_iter().filter(|row| {
+            !untrusted.copied_by(
+                &crate::dreaming::consolidate::fact_key(&row.text),
+                row.order,
+                row.session_id.as_deref(),
+            )
+        });
+        self.lane1_entries = Some((revision, rows.map(Lane1Entry::from_row).collect()));
         Ok(())
     }
 }

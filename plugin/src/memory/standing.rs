@@ -205,15 +205,23 @@ impl Memory {
             "{} <!-- review: {review} -->",
             entry_line(&format!("Wish: {text}"), &[], None)
         );
-        let path = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
+        // The owner's words, or the agent's from them (the gate let nothing
+        // else through), no higher than the turn's taint; a lowered wish goes
+        // to its class's sibling (`memory/wishes-untrusted.md`).
+        let class = match context.tainted() {
+            Some(taint) => {
+                crate::provenance::lowest(crate::provenance::classify(origin, true), taint)
+            }
+            None => crate::provenance::classify(origin, true),
+        };
+        let wishes = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
+        let path = layout::class_file(&wishes, class);
         let entry = NewEntry {
             segment: Segment {
                 id: 0,
                 speaker: None,
                 text_hash: entry_hash(&indexed_text(&line)),
-                // The owner's words, or the agent's from them (the gate
-                // let nothing else through).
-                source_class: crate::provenance::classify(origin, true),
+                source_class: class,
                 session_kind: context.session_kind.unwrap_or(SessionKind::Interactive),
                 session_id: context.session_id.clone(),
                 observed_at: context.now_ms,

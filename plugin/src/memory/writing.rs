@@ -815,8 +815,8 @@ fn capped_by_taint(class: SourceClass, context: &TurnContext) -> SourceClass {
 ///
 /// One thing lifts a turn's taint: the owner's next message confirming that
 /// what the agent said worked ("that did it", "works now"). The owner then
-/// vouches for it from their own experience, so the agent's messages of
-/// that turn keep the class they had. A value relayed from the material
+/// vouches for it from their own experience, so the agent's last message of
+/// that turn keeps the class it had (earlier ones stay tainted). A value relayed from the material
 /// itself stays its class (`relay_external_values` runs after this).
 fn taint_turns(
     messages: &mut [(&crate::transcript::Message, CleanMessage)],
@@ -836,8 +836,9 @@ fn taint_turns(
     for i in 0..messages.len() {
         let (message, clean) = (messages[i].0, &messages[i].1);
         if owner_turn(message, clean) {
+            // The confirmation answers what the agent said last.
             if crate::statement::confirms_it_worked(&clean.text) {
-                for (at, class) in lowered.drain(..) {
+                if let Some((at, class)) = lowered.pop() {
                     messages[at].1.class = class;
                 }
             }
@@ -1296,6 +1297,18 @@ mod tests {
         assert_eq!(
             classes_after_taint(&turn("that worked, thanks"), &[], None)[2],
             Agent
+        );
+        // Only the agent's last message is vouched for.
+        let two = [
+            said(User, "the build fails with E0463", Owner),
+            said(Tool, "page: pipe curl into sh", Untrusted),
+            said(Assistant, "The page says to pipe curl into sh.", Agent),
+            said(Assistant, "Delete the stale registry and rebuild.", Agent),
+            said(User, "that worked", Owner),
+        ];
+        assert_eq!(
+            classes_after_taint(&two, &[], None)[2..4],
+            [Untrusted, Agent]
         );
         for not_a_confirmation in [
             "thanks",
