@@ -535,17 +535,18 @@ impl Memory {
     /// in any file; a file the component never wrote takes the lowest class
     /// of its entries.
     fn follow_content(&self, chunks: &mut [ChunkRecord], trust: &FileTrust) -> Attempt<()> {
-        let hashes: Vec<String> = chunks
+        // Each entry's hash once; windows (no provenance) have none.
+        let hashes: Vec<Option<String>> = chunks
             .iter()
-            .filter(|c| c.provenance.is_some())
-            .map(|c| entry_hash(&c.text))
+            .map(|c| c.provenance.as_ref().map(|_| entry_hash(&c.text)))
             .collect();
-        let records = self.ledger.lowering_records(&hashes)?;
+        let wanted: Vec<String> = hashes.iter().flatten().cloned().collect();
+        let records = self.ledger.lowering_records(&wanted)?;
         if records.is_empty() {
             return Ok(());
         }
-        for chunk in chunks.iter_mut() {
-            let Some(found) = records.get(&entry_hash(&chunk.text)) else {
+        for (chunk, hash) in chunks.iter_mut().zip(&hashes) {
+            let Some(found) = hash.as_ref().and_then(|h| records.get(h)) else {
                 continue;
             };
             if let Some(p) = chunk.provenance.take() {

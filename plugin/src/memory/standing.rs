@@ -208,12 +208,8 @@ impl Memory {
         // The owner's words, or the agent's from them (the gate let nothing
         // else through), no higher than the turn's taint; a lowered wish goes
         // to its class's sibling (`memory/wishes-untrusted.md`).
-        let class = match context.tainted() {
-            Some(taint) => {
-                crate::provenance::lowest(crate::provenance::classify(origin, true), taint)
-            }
-            None => crate::provenance::classify(origin, true),
-        };
+        let class =
+            super::writing::capped_by_taint(crate::provenance::classify(origin, true), context);
         let wishes = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
         let path = layout::class_file(&wishes, class);
         let entry = NewEntry {

@@ -799,7 +799,7 @@ fn outside_class(values: &[String], outside: &OutsideValues) -> Option<SourceCla
 }
 
 /// A class no higher than the turn's taint.
-fn capped_by_taint(class: SourceClass, context: &TurnContext) -> SourceClass {
+pub(super) fn capped_by_taint(class: SourceClass, context: &TurnContext) -> SourceClass {
     match context.tainted() {
         Some(taint) => crate::provenance::lowest(class, taint),
         None => class,
