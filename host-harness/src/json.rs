@@ -72,6 +72,8 @@ pub fn status_report(s: &wit_store::StatusReport) -> Value {
         "by_session_kind": s.by_session_kind.iter().map(|k| (session_kind(k.session_kind).to_string(), json!(k.entries))).collect::<serde_json::Map<_, _>>(),
         "problems": problems(&s.problems),
         "provenance_lost": s.provenance_lost,
+        "promotions_deferred": s.promotions_deferred,
+        "sweep_problem": s.sweep_problem,
     })
 }
 
@@ -297,6 +299,7 @@ pub fn verdict(v: wit_dream::Verdict) -> &'static str {
         V::AlreadyCurated => "already-curated",
         V::BelowGate => "below-gate",
         V::OverLimit => "over-limit",
+        V::Deferred => "deferred",
         V::Promoted => "promoted",
         V::Merged => "merged",
     }

@@ -1498,6 +1498,15 @@ fn print_status(s: &wit_store::StatusReport) {
             "PROVENANCE LOST: {why}; entries in memory/ it cannot vouch for count as untrusted"
         );
     }
+    if s.promotions_deferred > 0 {
+        println!(
+            "dreaming   budget full: {} deferred (MEMORY.md has no room within its budget; each sweep tries again)",
+            s.promotions_deferred
+        );
+    }
+    if let Some(problem) = &s.sweep_problem {
+        println!("dreaming   {problem}");
+    }
     if !s.problems.is_empty() {
         println!("problems");
         for p in &s.problems {

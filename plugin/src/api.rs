@@ -261,6 +261,8 @@ pub struct StatusReport {
     pub by_session_kind: Vec<(SessionKind, u32)>,
     pub problems: Vec<FileProblem>,
     pub provenance_lost: Option<String>,
+    pub promotions_deferred: u32,
+    pub sweep_problem: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

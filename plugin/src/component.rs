@@ -195,6 +195,8 @@ impl wit_store::GuestMemory for MemoryResource {
                 .collect(),
             problems: s.problems.into_iter().map(file_problem).collect(),
             provenance_lost: s.provenance_lost,
+            promotions_deferred: s.promotions_deferred,
+            sweep_problem: s.sweep_problem,
         })
     }
 }
@@ -796,6 +798,7 @@ fn candidate(c: crate::memory::CandidateView) -> wit_dream::Candidate {
             Verdict::AlreadyCurated => wit_dream::Verdict::AlreadyCurated,
             Verdict::BelowGate => wit_dream::Verdict::BelowGate,
             Verdict::OverLimit => wit_dream::Verdict::OverLimit,
+            Verdict::Deferred => wit_dream::Verdict::Deferred,
             Verdict::Promoted => wit_dream::Verdict::Promoted,
             Verdict::Merged => wit_dream::Verdict::Merged,
         },

@@ -150,7 +150,7 @@ impl Memory {
                 |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
             )?;
         let (ledger, reproject) = open_ledger(&workspace, &index)?;
-        Ok(Memory::with_parts(
+        let mut memory = Memory::with_parts(
             settings,
             workspace,
             index,
@@ -160,7 +160,14 @@ impl Memory {
             rebuild_note,
             reproject,
             false,
-        ))
+        );
+        // A sweep an interruption left unfinished is completed or abandoned
+        // before anything reads MEMORY.md; if that fails, the next sweep or
+        // rollback tries again (and fails with the reason).
+        if let Err(e) = memory.finish_interrupted_sweeps() {
+            eprintln!("memory-core: an interrupted sweep could not be finished yet: {e}");
+        }
+        Ok(memory)
     }
 
     /// Opens the workspace's memory to read it as it is: nothing is created,
@@ -674,6 +681,7 @@ impl Memory {
             }
         }
         let hybrid = embedded > 0;
+        let notices = self.ledger.sweep_notices()?;
         Ok(StatusReport {
             index_path: layout::INDEX_FILE.to_string(),
             schema_version: index::SCHEMA_VERSION,
@@ -701,6 +709,8 @@ impl Memory {
                 .collect(),
             problems,
             provenance_lost: self.ledger.lost().map(str::to_string),
+            promotions_deferred: notices.deferred,
+            sweep_problem: notices.problem,
         })
     }
 

@@ -64,6 +64,8 @@ export function statusReport(s) {
     by_session_kind: Object.fromEntries(list(s.bySessionKind, (k) => [k.sessionKind, k.entries])),
     problems: problems(s.problems),
     provenance_lost: opt(s.provenanceLost),
+    promotions_deferred: s.promotionsDeferred,
+    sweep_problem: opt(s.sweepProblem),
   };
 }
 

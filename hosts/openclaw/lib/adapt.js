@@ -137,6 +137,8 @@ export function providerStatusOf(status, { workspaceDir, embedder }) {
       bySessionKind: Object.fromEntries(status.bySessionKind.map((c) => [c.sessionKind, c.entries])),
       problems: status.problems,
       provenanceLost: status.provenanceLost,
+      promotionsDeferred: status.promotionsDeferred,
+      sweepProblem: status.sweepProblem,
     },
   };
 }

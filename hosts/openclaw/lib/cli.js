@@ -22,6 +22,10 @@ export function formatStatus(status, { workspaceDir, embedder }) {
     `By session kind: ${kinds}`,
   ];
   if (status.provenanceLost) lines.push(`Provenance ledger lost: ${status.provenanceLost}`);
+  if (status.promotionsDeferred > 0) {
+    lines.push(`Dreaming: budget full: ${status.promotionsDeferred} deferred (MEMORY.md has no room within its budget; each sweep tries again)`);
+  }
+  if (status.sweepProblem) lines.push(`Dreaming: ${status.sweepProblem}`);
   for (const p of status.problems) lines.push(`Problem: ${p.path}: ${p.problem}`);
   return lines.join("\n");
 }

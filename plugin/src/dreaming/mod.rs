@@ -1,9 +1,10 @@
 //! Dreaming's pure logic: recall signals and the deterministic gate, junk,
 //! rehydration and near-duplicates, consolidation and its validation (with
-//! the kind of a refusal), and the `DREAMS.md` review surface. The sweep
-//! itself (I/O, the model call, the hash-checked rename) lives in
+//! the kind of a refusal), the budget on what a sweep writes, and the
+//! `DREAMS.md` review surface. The sweep itself (I/O, the model call, the hash-checked rename) lives in
 //! `memory::dreaming`.
 
+pub mod budget;
 pub mod candidates;
 pub mod consolidate;
 pub mod dreams_md;

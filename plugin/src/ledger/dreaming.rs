@@ -49,6 +49,55 @@ pub struct SweepChange {
     pub post_hash: String,
 }
 
+/// How far a recorded sweep got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepState {
+    /// Recorded before the rename that commits `MEMORY.md`.
+    Pending,
+    /// `MEMORY.md` is the sweep's; the summary may not be in `DREAMS.md`.
+    Committed,
+    Done,
+}
+
+impl SweepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepState::Pending => "pending",
+            SweepState::Committed => "committed",
+            SweepState::Done => "done",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SweepState> {
+        [SweepState::Pending, SweepState::Committed, SweepState::Done]
+            .into_iter()
+            .find(|state| state.as_str() == s)
+    }
+}
+
+/// A sweep an interruption left unfinished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedSweep {
+    pub sweep: i64,
+    pub at_ms: i64,
+    pub state: SweepState,
+    /// Its change to `MEMORY.md`, when it made (or was about to make) one.
+    pub change: Option<SweepChange>,
+    /// Its `DREAMS.md` summary (none for sweeps recorded before it was kept).
+    pub summary: Option<String>,
+    /// Hashes of the lines it added to `MEMORY.md`.
+    pub line_hashes: Vec<String>,
+}
+
+/// What status shows of dreaming.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SweepNotices {
+    /// Promotions the last sweep deferred because `MEMORY.md` was full.
+    pub deferred: u32,
+    /// A sweep that failed or was interrupted, until a sweep succeeds.
+    pub problem: Option<String>,
+}
+
 /// A promotion to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Promotion {
@@ -262,28 +311,35 @@ impl Ledger {
         )
     }
 
-    /// Records a sweep that wrote something, with `MEMORY.md`'s pre-image
-    /// when it changed that file, and its promotions; returns its number.
+    /// Records a sweep that promoted or merged something, durably and before
+    /// it touches `MEMORY.md`: the pre-image and the hash of the file it is
+    /// about to write (when it changes that file), its promotions and its
+    /// `DREAMS.md` summary. The sweep is `pending` when it changes the file
+    /// (see `set_sweep_state`), `committed` otherwise; returns its number.
     pub fn record_sweep(
         &self,
         at_ms: i64,
         consolidation: &str,
         change: Option<(Option<&str>, &str)>,
         promotions: &[Promotion],
+        summary: &str,
     ) -> Result<i64, DbError> {
         self.conn.transaction(|| {
             let (pre_text, pre_existed, post_hash) = match change {
                 Some((pre, post)) => (pre.map_or(Value::Null, Value::Text), pre.is_some(), Value::Text(post)),
                 None => (Value::Null, true, Value::Null),
             };
+            let state = if change.is_some() { SweepState::Pending } else { SweepState::Committed };
             self.conn.execute(
-                "INSERT INTO dream_sweeps (at, consolidation, pre_text, pre_existed, post_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO dream_sweeps (at, consolidation, pre_text, pre_existed, post_hash, state, summary) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 &[
                     Value::Integer(at_ms),
                     Value::Text(consolidation),
                     pre_text,
                     Value::Integer(pre_existed as i64),
                     post_hash,
+                    Value::Text(state.as_str()),
+                    Value::Text(summary),
                 ],
             )?;
             let sweep = self.conn.last_insert_rowid();
@@ -310,11 +366,71 @@ impl Ledger {
         })
     }
 
+    /// Moves a sweep on: `Committed` once the rename that commits
+    /// `MEMORY.md` happened, `Done` once its summary is in `DREAMS.md`.
+    pub fn set_sweep_state(&self, sweep: i64, state: SweepState) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE dream_sweeps SET state = ?2 WHERE id = ?1",
+            &[Value::Integer(sweep), Value::Text(state.as_str())],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets a pending sweep whose change never reached `MEMORY.md` (the
+    /// file changed meanwhile, or the sweep was killed before the rename):
+    /// its candidates are tried again by the next sweep.
+    pub fn abandon_sweep(&self, sweep: i64) -> Result<(), DbError> {
+        self.conn.transaction(|| {
+            self.conn.execute(
+                "DELETE FROM promotions WHERE sweep_id = ?1",
+                &[Value::Integer(sweep)],
+            )?;
+            self.conn.execute(
+                "DELETE FROM dream_sweeps WHERE id = ?1 AND state = 'pending'",
+                &[Value::Integer(sweep)],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Sweeps that were interrupted: recorded but not `done`, oldest first.
+    pub fn unfinished_sweeps(&self) -> Result<Vec<UnfinishedSweep>, DbError> {
+        let mut sweeps = self.conn.query(
+            "SELECT id, at, state, pre_text, pre_existed, post_hash, summary FROM dream_sweeps
+             WHERE state != 'done' ORDER BY id",
+            &[],
+            |r| {
+                Ok(UnfinishedSweep {
+                    sweep: r.get_i64(0),
+                    at_ms: r.get_i64(1),
+                    state: SweepState::parse(&r.get_text(2)).unwrap_or(SweepState::Pending),
+                    change: r.get_opt_text(5).map(|post_hash| SweepChange {
+                        sweep: r.get_i64(0),
+                        pre_text: (r.get_i64(4) != 0)
+                            .then(|| r.get_opt_text(3).unwrap_or_default()),
+                        post_hash,
+                    }),
+                    summary: r.get_opt_text(6),
+                    line_hashes: Vec::new(),
+                })
+            },
+        )?;
+        for sweep in &mut sweeps {
+            sweep.line_hashes = self.conn.query(
+                "SELECT line_hash FROM promotions WHERE sweep_id = ?1 AND merged = 0",
+                &[Value::Integer(sweep.sweep)],
+                |r| Ok(r.get_text(0)),
+            )?;
+        }
+        Ok(sweeps)
+    }
+
     /// The latest sweep that changed `MEMORY.md` and is not rolled back.
     pub fn last_memory_change(&self) -> Result<Option<SweepChange>, DbError> {
         self.conn.query_row(
             "SELECT id, pre_text, pre_existed, post_hash FROM dream_sweeps
-             WHERE post_hash IS NOT NULL AND rolled_back_at IS NULL ORDER BY id DESC LIMIT 1",
+             WHERE post_hash IS NOT NULL AND rolled_back_at IS NULL AND state != 'pending'
+             ORDER BY id DESC LIMIT 1",
             &[],
             |r| {
                 Ok(SweepChange {
@@ -475,6 +591,27 @@ impl Ledger {
     pub fn set_dream_digest(&self, digest: &str) -> Result<(), DbError> {
         self.set_meta("dream_digest", digest)
     }
+
+    /// What the last sweep left for the owner to know: promotions it
+    /// deferred for the budget, and a sweep that failed or was interrupted.
+    pub fn sweep_notices(&self) -> Result<SweepNotices, DbError> {
+        Ok(SweepNotices {
+            deferred: self
+                .meta("deferred_promotions")?
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            problem: self.meta("sweep_problem")?.filter(|p| !p.is_empty()),
+        })
+    }
+
+    pub fn set_deferred_promotions(&self, deferred: u32) -> Result<(), DbError> {
+        self.set_meta("deferred_promotions", &deferred.to_string())
+    }
+
+    /// Sets (or with `None` clears) the sweep problem status shows.
+    pub fn set_sweep_problem(&self, problem: Option<&str>) -> Result<(), DbError> {
+        self.set_meta("sweep_problem", problem.unwrap_or(""))
+    }
 }
 
 #[cfg(test)]
@@ -584,10 +721,11 @@ mod tests {
                 "deterministic",
                 Some((None, "post")),
                 &[promotion("memory/a.md")],
+                "### Sweep",
             )
             .unwrap();
         let logged = ledger
-            .record_sweep(200, "append-only", None, &[promotion("memory/b.md")])
+            .record_sweep(200, "append-only", None, &[promotion("memory/b.md")], "")
             .unwrap();
         ledger
             .log_sweep(&SweepLogEntry {
@@ -662,7 +800,7 @@ mod tests {
         let old = &ledger.promotions(10).unwrap()[0];
         assert_eq!((old.citation.as_ref(), old.source_class), (None, None));
         ledger
-            .record_sweep(60, "deterministic", None, &[promotion("memory/c.md")])
+            .record_sweep(60, "deterministic", None, &[promotion("memory/c.md")], "")
             .unwrap();
         assert_eq!(
             ledger.promotions(1).unwrap()[0].fact.as_deref(),
@@ -689,7 +827,7 @@ mod tests {
         let ledger = Ledger::open(&path, None, 0).unwrap();
         let id = ledger.id().to_string();
         ledger
-            .record_sweep(5, "deterministic", None, &[promotion("memory/a.md")])
+            .record_sweep(5, "deterministic", None, &[promotion("memory/a.md")], "")
             .unwrap();
         drop(ledger);
         std::fs::remove_file(dir.path().join(super::super::SIGNALS_FILE_NAME)).unwrap();

@@ -12,7 +12,7 @@ use std::path::Path;
 mod dreaming;
 pub use dreaming::{
     PromotedLine, Promotion, PromotionRecord, Recall, RecallDay, RecallRecord, SweepChange,
-    SweepLogEntry, SweepLogRecord,
+    SweepLogEntry, SweepLogRecord, SweepNotices, SweepState, UnfinishedSweep,
 };
 
 const SCHEMA: &str = include_str!("schema.sql");
@@ -118,6 +118,13 @@ const LEDGER_MIGRATIONS: Migrations = &[
     (
         "segments",
         &[("role", "TEXT"), ("sender", "TEXT"), ("speaker", "TEXT")],
+    ),
+    (
+        "dream_sweeps",
+        &[
+            ("state", "TEXT NOT NULL DEFAULT 'done'"),
+            ("summary", "TEXT"),
+        ],
     ),
     (
         "promotions",

@@ -118,7 +118,14 @@ CREATE TABLE IF NOT EXISTS dream_sweeps (
   pre_text      TEXT,
   pre_existed   INTEGER NOT NULL DEFAULT 1,
   post_hash     TEXT,
-  rolled_back_at INTEGER
+  rolled_back_at INTEGER,
+  -- How far the sweep got: `pending` (recorded before the rename that
+  -- commits MEMORY.md, which may not have happened), `committed` (MEMORY.md
+  -- is the sweep's; its DREAMS.md summary may not be written yet), `done`.
+  -- An interrupted sweep is completed or abandoned at the next open.
+  state         TEXT NOT NULL DEFAULT 'done',
+  -- The DREAMS.md summary, rendered before the rename so it survives a kill.
+  summary       TEXT
 );
 -- Entries a sweep promoted (or merged into an existing entry). The last
 -- four columns record where it came from as the sweep saw it; promotions

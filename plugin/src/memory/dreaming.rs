@@ -7,6 +7,7 @@
 use super::writing::one_line;
 use super::{embedding_text, entry_hash, sha256_hex, Memory};
 use crate::api::{SourceClass, SyncRequest, TurnContext};
+use crate::dreaming::budget;
 use crate::dreaming::candidates::{self, LiveEntry, Rehydrated};
 use crate::dreaming::consolidate::{self, Plan, Promoted, RewriteCheck};
 use crate::dreaming::dreams_md;
@@ -16,7 +17,7 @@ use crate::dreaming::signals::{self, Gates, Observed, Scored};
 use crate::error::{MemoryError, Result};
 use crate::index::ChunkRow;
 use crate::layout::{self, Date};
-use crate::ledger::{Promotion, RecallRecord, SweepLogEntry};
+use crate::ledger::{Promotion, RecallRecord, SweepChange, SweepLogEntry, SweepState};
 use crate::markdown;
 use crate::model::{CompletionRequest, Message, ModelFailure, Role};
 use std::collections::{HashMap, HashSet};
@@ -54,6 +55,8 @@ pub enum Verdict {
     AlreadyCurated,
     BelowGate,
     OverLimit,
+    /// Passed, but `MEMORY.md` has no room within its budget.
+    Deferred,
     Promoted,
     Merged,
 }
@@ -190,6 +193,7 @@ impl Candidate {
             None | Some(
                 Verdict::BelowGate
                     | Verdict::OverLimit
+                    | Verdict::Deferred
                     | Verdict::Promoted
                     | Verdict::Merged
                     | Verdict::AlreadyCurated
@@ -204,13 +208,142 @@ impl Candidate {
 }
 
 impl Memory {
-    /// See the WIT `dream.run`.
+    /// See the WIT `dream.run`. A sweep that fails is recorded where the
+    /// owner looks: `DREAMS.md`, the sweep log and status.
     pub fn dream(&mut self, request: &DreamRequest) -> Result<DreamReport> {
         self.writable("dream.run (even a dry run syncs first)")?;
         request
             .gates
             .validate()
             .map_err(MemoryError::InvalidInput)?;
+        if request.dry_run {
+            return self.sweep(request);
+        }
+        self.finish_interrupted_sweeps()?;
+        match self.sweep(request) {
+            Ok(report) => {
+                // A problem status showed is over once a sweep succeeds.
+                self.ledger.set_sweep_problem(None)?;
+                Ok(report)
+            }
+            Err(e) => {
+                self.record_failed_sweep(&e, &request.context);
+                Err(e)
+            }
+        }
+    }
+
+    /// Records a failed sweep, as far as the failure lets it: a summary in
+    /// `DREAMS.md`, a sweep-log entry and the problem status shows. Each is
+    /// tried on its own (a full disk may refuse all of them; the host keeps
+    /// its own record of the error).
+    fn record_failed_sweep(&mut self, error: &MemoryError, context: &TurnContext) {
+        let now = context.now_ms;
+        let note = format!(
+            "### Sweep {}\n\n- Failed: {}. A change it made to MEMORY.md is recorded (rollback works); what it did not get to, the next sweep tries again.\n",
+            Date::from_ms(context.local_ms()),
+            dreams_md::shown(&error.to_string(), 400)
+        );
+        let problem = format!(
+            "the sweep of {} failed: {error}",
+            Date::from_ms(context.local_ms())
+        );
+        if let Err(e) = self.write_dreams(&[], Some(&note), now) {
+            eprintln!(
+                "memory-core: the sweep failed ({error}), and DREAMS.md could not record it: {e}"
+            );
+        }
+        let entry = SweepLogEntry {
+            at_ms: now,
+            phases: Vec::new(),
+            consolidation: Consolidation::None.as_str().to_string(),
+            refusal: Some(("failed".to_string(), error.to_string())),
+            ..Default::default()
+        };
+        if let Err(e) = self
+            .ledger
+            .log_sweep(&entry)
+            .and_then(|_| self.ledger.set_sweep_problem(Some(&problem)))
+        {
+            eprintln!(
+                "memory-core: the sweep failed ({error}), and the ledger could not record it: {e}"
+            );
+        }
+    }
+
+    /// Completes or abandons the sweeps an interruption (a kill, a crash, a
+    /// failed write) left unfinished, so rollback always has the pre-image
+    /// of a `MEMORY.md` a sweep changed and `DREAMS.md` always gets the
+    /// summary. A sweep whose file reached `MEMORY.md` (the file is the one
+    /// it wrote, or holds every line it added) is completed: its summary is
+    /// appended. One whose file never got there is forgotten, its candidates
+    /// left for the next sweep, and `DREAMS.md` says so. Either is reported
+    /// in status until the next sweep succeeds. Returns what it did.
+    pub fn finish_interrupted_sweeps(&mut self) -> Result<Vec<String>> {
+        let mut done = Vec::new();
+        for sweep in self.ledger.unfinished_sweeps()? {
+            let date = Date::from_ms(sweep.at_ms);
+            let landed = match (&sweep.change, sweep.state) {
+                (_, SweepState::Committed | SweepState::Done) | (None, _) => true,
+                (Some(change), SweepState::Pending) => {
+                    let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+                    change_landed(change, current.as_deref(), &sweep.line_hashes)
+                }
+            };
+            if !landed {
+                self.ledger.abandon_sweep(sweep.sweep)?;
+                let note = format!(
+                    "### Sweep {date}\n\n- Interrupted before it changed MEMORY.md: nothing was promoted; its candidates are tried again by the next sweep.\n"
+                );
+                self.write_dreams(&[], Some(&note), sweep.at_ms)?;
+                let entry = SweepLogEntry {
+                    at_ms: sweep.at_ms,
+                    phases: vec![Phase::Deep.as_str().to_string()],
+                    consolidation: Consolidation::None.as_str().to_string(),
+                    refusal: Some((
+                        "interrupted".to_string(),
+                        "stopped before the rename that commits MEMORY.md".to_string(),
+                    )),
+                    dreams_changed: true,
+                    ..Default::default()
+                };
+                self.ledger.log_sweep(&entry)?;
+                let what = format!(
+                    "the sweep of {date} was interrupted before it changed MEMORY.md; nothing was promoted"
+                );
+                self.ledger.set_sweep_problem(Some(&what))?;
+                done.push(what);
+                continue;
+            }
+            self.ledger
+                .set_sweep_state(sweep.sweep, SweepState::Committed)?;
+            let summary = sweep.summary.unwrap_or_else(|| {
+                format!("### Sweep {date}\n\n- Promotions were made; the summary was not kept.\n")
+            });
+            let dreams = self.workspace.read_root_file(DREAMS_FILE)?;
+            let written = dreams
+                .as_deref()
+                .is_some_and(|d| String::from_utf8_lossy(d).contains(summary.trim_end()));
+            if !written {
+                let summary = format!(
+                    "{}\n- Interrupted after it changed MEMORY.md; this summary was written when the memory was next opened.\n",
+                    summary.trim_end_matches('\n')
+                );
+                self.write_dreams(&[], Some(&summary), sweep.at_ms)?;
+            }
+            self.ledger.set_sweep_state(sweep.sweep, SweepState::Done)?;
+            let what = format!(
+                "the sweep of {date} (sweep {}) was interrupted after it changed MEMORY.md; it was completed (summary in DREAMS.md, rollback works)",
+                sweep.sweep
+            );
+            self.ledger.set_sweep_problem(Some(&what))?;
+            done.push(what);
+        }
+        Ok(done)
+    }
+
+    /// One sweep (see `dream`).
+    fn sweep(&mut self, request: &DreamRequest) -> Result<DreamReport> {
         let mut phases = if request.phases.is_empty() {
             vec![Phase::Light, Phase::Rem, Phase::Deep]
         } else {
@@ -248,11 +381,14 @@ impl Memory {
             dreams_changed: false,
         };
         let mut summary = None;
+        let mut recorded = None;
         if phases.contains(&Phase::Deep) && !request.dry_run {
             let promoted: Vec<usize> = (0..candidates.len())
                 .filter(|&i| candidates[i].is(Verdict::Promoted))
                 .collect();
-            if !promoted.is_empty() {
+            let promoting = if promoted.is_empty() {
+                None
+            } else {
                 self.promote(
                     &mut candidates,
                     &promoted,
@@ -260,13 +396,20 @@ impl Memory {
                     memory_bytes.is_some(),
                     request,
                     &mut report,
-                )?;
-            }
-            summary = Some(sweep_summary(
-                &candidates,
-                &report,
-                request.context.local_ms(),
-            ));
+                )?
+            };
+            let deferred = candidates
+                .iter()
+                .filter(|c| c.is(Verdict::Deferred))
+                .count();
+            self.ledger.set_deferred_promotions(deferred as u32)?;
+            summary = Some(match promoting {
+                Some(promoting) => {
+                    recorded = promoting.sweep;
+                    promoting.summary
+                }
+                None => sweep_summary(&candidates, &report, request.context.local_ms()),
+            });
         }
         // Light and REM show the sweep's outcome: written after deep, a second
         // sweep with nothing new renders the same blocks.
@@ -290,6 +433,7 @@ impl Memory {
                 c.is(Verdict::SourceVanished)
                     || c.is(Verdict::SourceChanged)
                     || c.is(Verdict::OverLimit)
+                    || c.is(Verdict::Deferred)
             });
         let mut summary = summary.filter(|_| noteworthy);
         let digest = summary
@@ -304,6 +448,9 @@ impl Memory {
                 if let Some(digest) = &digest {
                     self.ledger.set_dream_digest(digest)?;
                 }
+            }
+            if let Some(sweep) = recorded {
+                self.ledger.set_sweep_state(sweep, SweepState::Done)?;
             }
         }
         candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
@@ -559,7 +706,9 @@ impl Memory {
         }
     }
 
-    /// Consolidates the promoted candidates into `MEMORY.md`.
+    /// Consolidates the promoted candidates into `MEMORY.md`, within the
+    /// bootstrap budget (what does not fit is deferred). Returns the summary
+    /// of what it did and the sweep it recorded, if any.
     fn promote(
         &mut self,
         candidates: &mut [Candidate],
@@ -568,165 +717,220 @@ impl Memory {
         existed: bool,
         request: &DreamRequest,
         report: &mut DreamReport,
-    ) -> Result<()> {
-        let now = request.context.now_ms;
+    ) -> Result<Option<Promoting>> {
         let facts: Vec<Promoted> = promoted
             .iter()
             .map(|&i| promoted_fact(&candidates[i]))
             .collect();
-        let keys: HashMap<&str, Option<i64>> = facts
+        let observed: Vec<Option<i64>> = promoted
             .iter()
-            .zip(promoted)
-            .filter_map(|(f, &i)| {
-                let observed = candidates[i]
-                    .row
-                    .as_ref()?
-                    .provenance
-                    .as_ref()?
-                    .observed_at_ms;
-                Some((f.supersedes_key.as_deref()?, observed))
-            })
+            .map(|&i| observed_at(&candidates[i]))
             .collect();
-        let retire: HashSet<String> = self
-            .ledger
-            .promoted_lines_with_keys()?
-            .into_iter()
-            .filter(|line| {
-                keys.get(line.supersedes_key.as_str())
-                    .is_some_and(|newer| newer.unwrap_or(i64::MAX) >= line.observed_at.unwrap_or(0))
-            })
-            .map(|line| line.line_hash)
-            .collect();
-        let expected = existed.then(|| sha256_hex(memory_text.as_bytes()));
+        let promoted_lines = self.ledger.promoted_lines_with_keys()?;
+        // What a set of facts retires: the promoted lines whose supersedes
+        // key one of them carries, observed no later than it.
+        let retire_for = |taken: &[usize]| -> HashSet<String> {
+            let keys: HashMap<&str, Option<i64>> = taken
+                .iter()
+                .filter_map(|&k| Some((facts[k].supersedes_key.as_deref()?, observed[k])))
+                .collect();
+            promoted_lines
+                .iter()
+                .filter(|line| {
+                    keys.get(line.supersedes_key.as_str()).is_some_and(|newer| {
+                        newer.unwrap_or(i64::MAX) >= line.observed_at.unwrap_or(0)
+                    })
+                })
+                .map(|line| line.line_hash.clone())
+                .collect()
+        };
+        let retire = retire_for(&(0..facts.len()).collect::<Vec<_>>());
         let max_chars = self.settings.bootstrap.max_file_chars;
+        let hash = |text: &str| entry_hash(text);
+        let nothing_retired = |_: &[usize]| HashSet::new();
 
-        // The model's rewrite, or why there is none.
-        let (mut plan, mut consolidation) =
+        // The model's rewrite (validated, so within the budget), or the
+        // deterministic plan with what fits.
+        let outcome =
             match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
-                Ok(text) => (
-                    rewrite_plan(memory_text, text, &facts, &retire),
-                    Consolidation::ModelRewrite,
-                ),
-                Err(Fallback::NoModel) => (
-                    consolidate::deterministic(memory_text, &facts, &retire, entry_hash),
-                    Consolidation::Deterministic,
-                ),
+                Ok(text) => Outcome {
+                    plan: rewrite_plan(memory_text, text, &facts, &retire),
+                    consolidation: Consolidation::ModelRewrite,
+                    deferred: Vec::new(),
+                },
+                Err(Fallback::NoModel) => {
+                    let (plan, deferred) =
+                        budget::fitting(memory_text, &facts, &retire_for, max_chars, &hash);
+                    Outcome {
+                        plan,
+                        consolidation: Consolidation::Deterministic,
+                        deferred,
+                    }
+                }
                 Err(Fallback::Refused(refusal)) => {
                     report.refusal = Some(refusal);
-                    (
-                        consolidate::deterministic(
-                            memory_text,
-                            &facts,
-                            &HashSet::new(),
-                            entry_hash,
-                        ),
-                        Consolidation::AppendOnly,
-                    )
+                    let (plan, deferred) =
+                        budget::fitting(memory_text, &facts, &nothing_retired, max_chars, &hash);
+                    Outcome {
+                        plan,
+                        consolidation: Consolidation::AppendOnly,
+                        deferred,
+                    }
                 }
             };
-        // The file the plan was made against: (existed, text).
-        let mut base = (existed, memory_text.to_string());
-        if plan.changes(memory_text) {
+        let batch = Batch {
+            promoted,
+            facts: &facts,
+            observed: &observed,
+        };
+        let base = (existed, memory_text.to_string());
+        if let Some(done) = self.commit(candidates, &batch, outcome, base, request, report)? {
+            return Ok(Some(done));
+        }
+        // Someone edited MEMORY.md meanwhile: keep their edit and append to
+        // the file as it is now.
+        let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+        let current_text = current
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        report.refusal = Some(Refusal::new(
+            RefusalKind::ConcurrentEdit,
+            "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended",
+        ));
+        let (plan, deferred) =
+            budget::fitting(&current_text, &facts, &nothing_retired, max_chars, &hash);
+        let outcome = Outcome {
+            plan,
+            consolidation: Consolidation::AppendOnly,
+            deferred,
+        };
+        let base = (current.is_some(), current_text);
+        if let Some(done) = self.commit(candidates, &batch, outcome, base, request, report)? {
+            return Ok(Some(done));
+        }
+        report.refusal = Some(Refusal::new(
+            RefusalKind::ConcurrentEdit,
+            "MEMORY.md kept changing while the sweep ran; nothing was promoted this time",
+        ));
+        report.consolidation = Consolidation::AppendOnly;
+        for &i in promoted {
+            candidates[i].set(Verdict::OverLimit, "deferred: MEMORY.md kept changing");
+        }
+        Ok(None)
+    }
+
+    /// Commits one consolidation against `base` (whether `MEMORY.md`
+    /// existed, and its text). The sweep is recorded first, durably: the
+    /// pre-image, the promotions and the `DREAMS.md` summary, `pending`
+    /// while it changes the file. Then the file is renamed into place and
+    /// the sweep marked committed. A kill anywhere in between leaves a
+    /// sweep the next open completes or abandons
+    /// (`finish_interrupted_sweeps`). `None` (and nothing recorded) when
+    /// the file changed since `base` was read.
+    fn commit(
+        &mut self,
+        candidates: &mut [Candidate],
+        batch: &Batch<'_>,
+        outcome: Outcome,
+        base: (bool, String),
+        request: &DreamRequest,
+        report: &mut DreamReport,
+    ) -> Result<Option<Promoting>> {
+        let now = request.context.now_ms;
+        let Outcome {
+            plan,
+            consolidation,
+            deferred,
+        } = outcome;
+        let verdicts: Vec<_> = batch
+            .promoted
+            .iter()
+            .map(|&i| candidates[i].verdict.clone())
+            .collect();
+        let restore = |candidates: &mut [Candidate]| {
+            for (&i, verdict) in batch.promoted.iter().zip(&verdicts) {
+                candidates[i].verdict = verdict.clone();
+            }
+        };
+        // The sweep's outcome as it will be once the file is in place.
+        let memory_changed = plan.changes(&base.1);
+        let merged: HashSet<&str> = plan.merged.iter().map(String::as_str).collect();
+        let budget_note = deferral_reason(
+            plan.text.chars().count(),
+            self.settings.bootstrap.max_file_chars,
+        );
+        for (k, &i) in batch.promoted.iter().enumerate() {
+            if deferred.contains(&k) {
+                candidates[i].set(Verdict::Deferred, budget_note.clone());
+            } else if merged.contains(batch.facts[k].citation.as_str()) {
+                candidates[i].set(Verdict::Merged, "matched an existing MEMORY.md entry");
+            }
+        }
+        report.added = plan.added.clone();
+        report.merged = plan.merged.clone();
+        report.superseded = plan.superseded.clone();
+        report.rewritten = plan.rewritten.clone();
+        report.consolidation = consolidation;
+        report.memory_changed = memory_changed;
+        let summary = sweep_summary(candidates, report, request.context.local_ms());
+        let promotions: Vec<Promotion> = (0..batch.facts.len())
+            .filter(|k| !deferred.contains(k))
+            .map(|k| {
+                promotion(
+                    &candidates[batch.promoted[k]],
+                    &batch.facts[k],
+                    batch.observed[k],
+                    &plan,
+                    &merged,
+                )
+            })
+            .collect();
+        if promotions.is_empty() {
+            // Everything deferred: nothing is written.
+            return Ok(Some(Promoting {
+                summary,
+                sweep: None,
+            }));
+        }
+        let post_hash = sha256_hex(plan.text.as_bytes());
+        let change =
+            memory_changed.then(|| (base.0.then_some(base.1.as_str()), post_hash.as_str()));
+        let sweep =
+            self.ledger
+                .record_sweep(now, consolidation.as_str(), change, &promotions, &summary)?;
+        if memory_changed {
+            let expected = base.0.then(|| sha256_hex(base.1.as_bytes()));
             let written = self.workspace.replace_root_file(
                 layout::MEMORY_FILE,
                 expected.as_deref(),
                 Some(plan.text.as_bytes()),
                 now,
-            )?;
-            if !written {
-                // Someone edited MEMORY.md meanwhile: keep their edit and
-                // append to the file as it is now.
-                let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
-                let current_text = current
-                    .as_deref()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
-                report.refusal = Some(Refusal::new(
-                    RefusalKind::ConcurrentEdit,
-                    "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended",
-                ));
-                consolidation = Consolidation::AppendOnly;
-                plan =
-                    consolidate::deterministic(&current_text, &facts, &HashSet::new(), entry_hash);
-                let expected = current.as_deref().map(sha256_hex);
-                base = (current.is_some(), current_text);
-                if plan.changes(&base.1)
-                    && !self.workspace.replace_root_file(
-                        layout::MEMORY_FILE,
-                        expected.as_deref(),
-                        Some(plan.text.as_bytes()),
-                        now,
-                    )?
-                {
-                    report.refusal = Some(Refusal::new(
-                        RefusalKind::ConcurrentEdit,
-                        "MEMORY.md kept changing while the sweep ran; nothing was promoted this time",
-                    ));
-                    for &i in promoted {
-                        candidates[i].set(Verdict::OverLimit, "deferred: MEMORY.md kept changing");
-                    }
-                    return Ok(());
+            );
+            match written {
+                Ok(true) => self.ledger.set_sweep_state(sweep, SweepState::Committed)?,
+                Ok(false) => {
+                    self.ledger.abandon_sweep(sweep)?;
+                    restore(candidates);
+                    return Ok(None);
                 }
-            }
-        }
-        report.memory_changed = plan.changes(&base.1);
-        let merged: HashSet<&str> = plan.merged.iter().map(String::as_str).collect();
-        let promotions: Vec<Promotion> = facts
-            .iter()
-            .zip(promoted)
-            .map(|(fact, &i)| {
-                let c = &candidates[i];
-                let line_hash = line_hash_of(&plan.text, &fact.citation)
-                    .unwrap_or_else(|| entry_hash(&fact.line()));
-                Promotion {
-                    source_path: c.path.clone(),
-                    source_hash: c.text_hash.clone(),
-                    line_hash,
-                    supersedes_key: fact.supersedes_key.clone(),
-                    observed_at: c
-                        .row
-                        .as_ref()
-                        .and_then(|r| r.provenance.as_ref())
-                        .and_then(|p| p.observed_at_ms),
-                    merged: merged.contains(fact.citation.as_str()),
-                    citation: fact.citation.clone(),
-                    source_class: c.class(),
-                    session_kind: c
-                        .row
-                        .as_ref()
-                        .and_then(|r| r.provenance.as_ref())
-                        .map(|p| p.session_kind),
-                    fact: fact.text.clone(),
+                Err(e) => {
+                    // The file is the old one; should this fail too, the
+                    // next open finds the sweep pending and abandons it.
+                    let _ = self.ledger.abandon_sweep(sweep);
+                    restore(candidates);
+                    return Err(e);
                 }
-            })
-            .collect();
-        let change = report.memory_changed.then(|| {
-            (
-                base.0.then_some(base.1.as_str()),
-                sha256_hex(plan.text.as_bytes()),
-            )
-        });
-        let sweep = self.ledger.record_sweep(
-            now,
-            consolidation.as_str(),
-            change.as_ref().map(|(pre, post)| (*pre, post.as_str())),
-            &promotions,
-        )?;
-        for &i in promoted {
-            if merged.contains(candidates[i].citation.as_str()) {
-                candidates[i].set(Verdict::Merged, "matched an existing MEMORY.md entry");
             }
         }
         report.sweep = sweep as u32;
-        report.added = plan.added;
-        report.merged = plan.merged;
-        report.superseded = plan.superseded;
-        report.rewritten = plan.rewritten;
-        report.consolidation = consolidation;
-        if report.memory_changed {
+        if memory_changed {
             self.sync(SyncRequest::default())?;
         }
-        Ok(())
+        Ok(Some(Promoting {
+            summary,
+            sweep: Some(sweep),
+        }))
     }
 
     /// One model turn for the revised file, validated; the reason it was not
@@ -797,6 +1001,7 @@ impl Memory {
                 "only the owner can roll back a sweep".into(),
             ));
         }
+        self.finish_interrupted_sweeps()?;
         let Some(change) = self.ledger.last_memory_change()? else {
             return Err(MemoryError::NotFound(
                 "no sweep has changed MEMORY.md (or every change was rolled back)".into(),
@@ -848,6 +1053,95 @@ impl Memory {
 enum Fallback {
     NoModel,
     Refused(Refusal),
+}
+
+/// The candidates a sweep promotes: their indices among the candidates,
+/// their facts and when each was observed.
+struct Batch<'a> {
+    promoted: &'a [usize],
+    facts: &'a [Promoted],
+    observed: &'a [Option<i64>],
+}
+
+/// One consolidation, ready to commit.
+struct Outcome {
+    plan: Plan,
+    consolidation: Consolidation,
+    /// Facts (by index in the batch) left for a later sweep: the budget.
+    deferred: Vec<usize>,
+}
+
+/// What the deep phase committed.
+struct Promoting {
+    /// Its `DREAMS.md` summary.
+    summary: String,
+    /// The sweep recorded, unless everything was deferred.
+    sweep: Option<i64>,
+}
+
+/// Whether a pending sweep's change reached `MEMORY.md` (`current`): the
+/// file is the one it wrote, or (edited since) holds every line it added;
+/// not when the file is still its pre-image.
+fn change_landed(change: &SweepChange, current: Option<&[u8]>, added: &[String]) -> bool {
+    let current_hash = current.map(sha256_hex);
+    if current_hash.as_deref() == Some(change.post_hash.as_str()) {
+        return true;
+    }
+    let pre_hash = change.pre_text.as_deref().map(|t| sha256_hex(t.as_bytes()));
+    if current_hash == pre_hash {
+        return false;
+    }
+    let Some(current) = current else {
+        return false;
+    };
+    let present: HashSet<String> = markdown::parse(&String::from_utf8_lossy(current))
+        .entries
+        .iter()
+        .map(|e| entry_hash(&e.text))
+        .collect();
+    !added.is_empty() && added.iter().all(|h| present.contains(h))
+}
+
+/// When a candidate's source was observed.
+fn observed_at(c: &Candidate) -> Option<i64> {
+    c.row
+        .as_ref()
+        .and_then(|r| r.provenance.as_ref())
+        .and_then(|p| p.observed_at_ms)
+}
+
+/// The ledger's record of one promotion under `plan`.
+fn promotion(
+    c: &Candidate,
+    fact: &Promoted,
+    observed_at: Option<i64>,
+    plan: &Plan,
+    merged: &HashSet<&str>,
+) -> Promotion {
+    Promotion {
+        source_path: c.path.clone(),
+        source_hash: c.text_hash.clone(),
+        line_hash: line_hash_of(&plan.text, &fact.citation)
+            .unwrap_or_else(|| entry_hash(&fact.line())),
+        supersedes_key: fact.supersedes_key.clone(),
+        observed_at,
+        merged: merged.contains(fact.citation.as_str()),
+        citation: fact.citation.clone(),
+        source_class: c.class(),
+        session_kind: c
+            .row
+            .as_ref()
+            .and_then(|r| r.provenance.as_ref())
+            .map(|p| p.session_kind),
+        fact: fact.text.clone(),
+    }
+}
+
+/// Why a promotion waits: the file is at its budget.
+fn deferral_reason(chars: usize, max_chars: usize) -> String {
+    format!(
+        "deferred: it does not fit MEMORY.md's budget ({chars} of {max_chars} characters used); tried again when there is room"
+    )
 }
 
 /// What the sweep log keeps of a sweep.
@@ -1320,7 +1614,9 @@ fn light_block(
     for c in staged.iter().take(MAX_STAGED_SHOWN) {
         let status = match c.verdict.as_ref() {
             Some((Verdict::BelowGate, why)) => format!("staged (needs: {why})"),
-            Some((Verdict::OverLimit, why)) => format!("staged (passed; {why})"),
+            Some((Verdict::OverLimit | Verdict::Deferred, why)) => {
+                format!("staged (passed; {why})")
+            }
             Some((Verdict::AlreadyCurated, why)) if why.contains("rolled back") => {
                 "rolled back by the owner".to_string()
             }
@@ -1439,11 +1735,21 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
                     | Verdict::SourceChanged
                     | Verdict::Junk
                     | Verdict::OverLimit
+                    | Verdict::Deferred
             ) || (*verdict == Verdict::Ineligible && c.observed.recalls >= 3);
             shown.then(|| format!("{} — {why}", c.citation))
         })
         .collect();
     list(&mut s, "Skipped", &skipped);
+    let deferred = candidates
+        .iter()
+        .filter(|c| c.is(Verdict::Deferred))
+        .count();
+    if deferred > 0 {
+        s.push_str(&format!(
+            "- Budget full: {deferred} deferred (MEMORY.md has no room for them within its budget; each sweep tries again).\n"
+        ));
+    }
     if report.added.is_empty()
         && report.merged.is_empty()
         && report.superseded.is_empty()
@@ -1452,4 +1758,179 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
         s.push_str("- Nothing entered MEMORY.md.\n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Settings;
+
+    const OLD: &str = "# Memory\n\n- The owner lives in Lisbon.\n";
+    const NEW: &str =
+        "# Memory\n\n- The owner lives in Lisbon.\n- The gateway listens on 8443. Source: memory/2026-12-01.md#L3-L3\n";
+    const SUMMARY: &str = "### Sweep 2026-12-02\n\n- Consolidation: deterministic.\n- Added:\n  - The gateway listens on 8443.\n";
+    const AT: i64 = 1_796_176_800_000;
+
+    fn open(dir: &std::path::Path) -> Memory {
+        Memory::open(
+            Settings::reference(dir),
+            Box::new(crate::embedding::NoEmbedder),
+            Box::new(crate::model::NoModel),
+        )
+        .unwrap()
+    }
+
+    /// Records the sweep that turns `OLD` into `NEW`, as a sweep does just
+    /// before its rename.
+    fn pending_sweep(memory: &Memory) -> i64 {
+        let added = &markdown::parse(NEW).entries[1].text;
+        let promotion = Promotion {
+            source_path: "memory/2026-12-01.md".into(),
+            source_hash: entry_hash("- The gateway listens on 8443."),
+            line_hash: entry_hash(added),
+            supersedes_key: None,
+            observed_at: None,
+            merged: false,
+            citation: "memory/2026-12-01.md#L3-L3".into(),
+            source_class: SourceClass::Owner,
+            session_kind: None,
+            fact: "The gateway listens on 8443.".into(),
+        };
+        memory
+            .ledger
+            .record_sweep(
+                AT,
+                "deterministic",
+                Some((Some(OLD), &sha256_hex(NEW.as_bytes()))),
+                &[promotion],
+                SUMMARY,
+            )
+            .unwrap()
+    }
+
+    fn read(dir: &std::path::Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+    }
+
+    fn owner() -> TurnContext {
+        TurnContext {
+            now_ms: AT + 3_600_000,
+            sender_is_owner: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn killed_before_the_rename_the_sweep_is_abandoned_and_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), OLD).unwrap();
+        let memory = open(dir.path());
+        pending_sweep(&memory);
+        drop(memory);
+        // The next open finds it pending with MEMORY.md still the old file.
+        let mut memory = open(dir.path());
+        assert_eq!(read(dir.path(), "MEMORY.md"), OLD);
+        assert!(read(dir.path(), "DREAMS.md").contains("Interrupted before it changed MEMORY.md"));
+        assert!(!read(dir.path(), "DREAMS.md").contains("- Added:"));
+        assert!(memory.ledger.unfinished_sweeps().unwrap().is_empty());
+        assert!(
+            memory.ledger.promoted_sources().unwrap().is_empty(),
+            "its candidates are tried again"
+        );
+        let problem = memory.ledger.sweep_notices().unwrap().problem.unwrap();
+        assert!(problem.contains("interrupted before"), "{problem}");
+        assert!(matches!(
+            memory.dream_rollback(&owner()),
+            Err(MemoryError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn killed_after_the_rename_the_sweep_is_completed_and_rollback_works() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), OLD).unwrap();
+        let memory = open(dir.path());
+        pending_sweep(&memory);
+        drop(memory);
+        std::fs::write(dir.path().join("MEMORY.md"), NEW).unwrap(); // the rename
+        let mut memory = open(dir.path());
+        let dreams = read(dir.path(), "DREAMS.md");
+        assert!(dreams.contains(SUMMARY.trim_end()), "{dreams}");
+        assert!(dreams.contains("Interrupted after it changed MEMORY.md"));
+        assert!(memory.ledger.unfinished_sweeps().unwrap().is_empty());
+        // Finishing again adds nothing.
+        assert!(memory.finish_interrupted_sweeps().unwrap().is_empty());
+        assert_eq!(read(dir.path(), "DREAMS.md"), dreams);
+        let rolled = memory.dream_rollback(&owner()).unwrap();
+        assert_eq!((rolled.entries_before, rolled.entries_after), (2, 1));
+        assert_eq!(read(dir.path(), "MEMORY.md"), OLD);
+    }
+
+    #[test]
+    fn a_file_edited_after_the_rename_still_counts_as_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), OLD).unwrap();
+        let memory = open(dir.path());
+        pending_sweep(&memory);
+        drop(memory);
+        std::fs::write(
+            dir.path().join("MEMORY.md"),
+            format!("{NEW}- Typed by hand.\n"),
+        )
+        .unwrap();
+        let memory = open(dir.path());
+        assert!(read(dir.path(), "DREAMS.md").contains("Interrupted after it changed MEMORY.md"));
+        assert!(memory.ledger.last_memory_change().unwrap().is_some());
+    }
+
+    #[test]
+    fn a_committed_sweep_gets_its_summary_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), OLD).unwrap();
+        let mut memory = open(dir.path());
+        let sweep = pending_sweep(&memory);
+        std::fs::write(dir.path().join("MEMORY.md"), NEW).unwrap();
+        memory
+            .ledger
+            .set_sweep_state(sweep, SweepState::Committed)
+            .unwrap();
+        // The summary made it to DREAMS.md before the kill.
+        std::fs::write(
+            dir.path().join("DREAMS.md"),
+            format!("# Dreams\n\n{SUMMARY}"),
+        )
+        .unwrap();
+        memory.finish_interrupted_sweeps().unwrap();
+        assert_eq!(
+            read(dir.path(), "DREAMS.md").matches("### Sweep").count(),
+            1,
+            "not written twice"
+        );
+    }
+
+    #[test]
+    fn landing_is_judged_by_the_file() {
+        let change = SweepChange {
+            sweep: 1,
+            pre_text: Some(OLD.into()),
+            post_hash: sha256_hex(NEW.as_bytes()),
+        };
+        let added = vec![entry_hash(&markdown::parse(NEW).entries[1].text)];
+        assert!(change_landed(&change, Some(NEW.as_bytes()), &added));
+        assert!(!change_landed(&change, Some(OLD.as_bytes()), &added));
+        assert!(!change_landed(&change, None, &added));
+        assert!(!change_landed(
+            &change,
+            Some(b"# Memory\n\n- Rewritten by hand.\n"),
+            &added
+        ));
+        let created = SweepChange {
+            pre_text: None,
+            ..change
+        };
+        assert!(
+            !change_landed(&created, None, &added),
+            "still no file: not landed"
+        );
+    }
 }
