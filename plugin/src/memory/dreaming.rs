@@ -220,6 +220,7 @@ impl Memory {
             return self.sweep(request);
         }
         self.finish_interrupted_sweeps()?;
+        let last_change = self.ledger.last_memory_change()?.map(|c| c.sweep);
         match self.sweep(request) {
             Ok(report) => {
                 // A problem status showed is over once a sweep succeeds.
@@ -227,7 +228,14 @@ impl Memory {
                 Ok(report)
             }
             Err(e) => {
-                self.record_failed_sweep(&e, &request.context);
+                let changed = self
+                    .ledger
+                    .last_memory_change()
+                    .ok()
+                    .flatten()
+                    .map(|c| c.sweep)
+                    .filter(|&sweep| Some(sweep) != last_change);
+                self.record_failed_sweep(&e, &request.context, changed);
                 Err(e)
             }
         }
@@ -237,10 +245,19 @@ impl Memory {
     /// `DREAMS.md`, a sweep-log entry and the problem status shows. Each is
     /// tried on its own (a full disk may refuse all of them; the host keeps
     /// its own record of the error).
-    fn record_failed_sweep(&mut self, error: &MemoryError, context: &TurnContext) {
+    fn record_failed_sweep(
+        &mut self,
+        error: &MemoryError,
+        context: &TurnContext,
+        changed: Option<i64>,
+    ) {
         let now = context.now_ms;
+        let outcome = match changed {
+            Some(sweep) => format!("It had changed MEMORY.md (sweep {sweep}; rollback works)."),
+            None => "MEMORY.md was not changed.".to_string(),
+        };
         let note = format!(
-            "### Sweep {}\n\n- Failed: {}. A change it made to MEMORY.md is recorded (rollback works); what it did not get to, the next sweep tries again.\n",
+            "### Sweep {}\n\n- Failed: {}. {outcome} The next sweep tries again.\n",
             Date::from_ms(context.local_ms()),
             dreams_md::shown(&error.to_string(), 400)
         );
