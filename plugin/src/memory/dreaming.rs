@@ -8,7 +8,7 @@ use super::writing::one_line;
 use super::{embedding_text, entry_hash, sha256_hex, Memory};
 use crate::api::{SourceClass, SyncRequest, TurnContext};
 use crate::dreaming::candidates::{self, LiveEntry, Rehydrated};
-use crate::dreaming::consolidate::{self, Plan, Promoted, RewriteCheck};
+use crate::dreaming::consolidate::{self, Promoted, RewriteCheck};
 use crate::dreaming::dreams_md;
 use crate::dreaming::junk::junk_reason;
 use crate::dreaming::refusal::{Refusal, RefusalKind};
@@ -126,6 +126,8 @@ pub struct DreamReport {
     pub merged: Vec<String>,
     pub superseded: Vec<String>,
     pub rewritten: Vec<String>,
+    /// Existing lines an accepted rewrite dropped (within the loss bound).
+    pub dropped: Vec<String>,
     pub consolidation: Consolidation,
     /// Why the model's rewrite was not used, when it was not.
     pub refusal: Option<Refusal>,
@@ -242,6 +244,7 @@ impl Memory {
             merged: Vec::new(),
             superseded: Vec::new(),
             rewritten: Vec::new(),
+            dropped: Vec::new(),
             consolidation: Consolidation::None,
             refusal: None,
             memory_changed: false,
@@ -604,7 +607,7 @@ impl Memory {
         let (mut plan, mut consolidation) =
             match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
                 Ok(text) => (
-                    rewrite_plan(memory_text, text, &facts, &retire),
+                    consolidate::rewrite_plan(memory_text, text, &facts, &retire, entry_hash),
                     Consolidation::ModelRewrite,
                 ),
                 Err(Fallback::NoModel) => (
@@ -722,6 +725,7 @@ impl Memory {
         report.merged = plan.merged;
         report.superseded = plan.superseded;
         report.rewritten = plan.rewritten;
+        report.dropped = plan.dropped;
         report.consolidation = consolidation;
         if report.memory_changed {
             self.sync(SyncRequest::default())?;
@@ -1205,51 +1209,6 @@ fn promoted_fact(c: &Candidate) -> Promoted {
     }
 }
 
-/// The plan of an accepted model rewrite, for the report: lines it added,
-/// candidates it merged into existing entries (their text is not an entry
-/// of its own), retired entries it removed, and other lines it changed.
-fn rewrite_plan(old: &str, new: String, facts: &[Promoted], retire: &HashSet<String>) -> Plan {
-    let new_lines: HashSet<&str> = new.lines().collect();
-    let old_lines: HashSet<&str> = old.lines().collect();
-    let new_keys: HashSet<String> = markdown::parse(&new)
-        .entries
-        .iter()
-        .map(|e| consolidate::fact_key(&e.text))
-        .collect();
-    let mut superseded = Vec::new();
-    let mut rewritten = Vec::new();
-    for entry in markdown::parse(old).entries {
-        let lines: Vec<&str> = old
-            .lines()
-            .skip(entry.start_line as usize - 1)
-            .take((entry.end_line - entry.start_line + 1) as usize)
-            .collect();
-        if lines.iter().all(|l| new_lines.contains(l)) {
-            continue;
-        }
-        if retire.contains(&entry_hash(&entry.text)) {
-            superseded.push(lines.join("\n"));
-        } else {
-            rewritten.push(lines.join("\n"));
-        }
-    }
-    Plan {
-        added: new
-            .lines()
-            .filter(|l| !old_lines.contains(l) && !l.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
-        merged: facts
-            .iter()
-            .filter(|f| !new_keys.contains(&consolidate::fact_key(&f.text)))
-            .map(|f| f.citation.clone())
-            .collect(),
-        superseded,
-        rewritten,
-        text: new,
-    }
-}
-
 /// The text hash of the entry of `text` that cites `citation`.
 fn line_hash_of(text: &str, citation: &str) -> Option<String> {
     let anchor = format!("Source: {citation}");
@@ -1429,6 +1388,7 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
     list(&mut s, "Merged into existing entries", &report.merged);
     list(&mut s, "Superseded", &report.superseded);
     list(&mut s, "Rewritten by the model", &report.rewritten);
+    list(&mut s, "Dropped by the model", &report.dropped);
     let skipped: Vec<String> = candidates
         .iter()
         .filter_map(|c| {
