@@ -360,8 +360,12 @@ pub struct Plan {
     pub merged: Vec<String>,
     /// Lines removed because a newer promoted entry supersedes them.
     pub superseded: Vec<String>,
-    /// Other lines a model rewrite changed or merged away.
+    /// Other lines a model rewrite changed or merged into another entry,
+    /// their facts kept (`fact_kept`).
     pub rewritten: Vec<String>,
+    /// Lines a model rewrite dropped: their facts survive in no entry
+    /// (within the loss bound, or the rewrite was refused).
+    pub dropped: Vec<String>,
 }
 
 impl Plan {
@@ -383,6 +387,281 @@ pub fn fact_key(text: &str) -> String {
     normalized(without_source(text.trim()))
         .trim_end_matches(['.', '!', ';'])
         .to_string()
+}
+
+/// The citation of an entry's trailing `Source: path#Lx-Ly` anchor, if any.
+pub fn source_of(text: &str) -> Option<String> {
+    let text = without_annotations(text);
+    let bare = without_source(&text);
+    (bare.len() < text.len()).then(|| text[bare.len() + " Source: ".len()..].trim().to_string())
+}
+
+/// An entry's lines without their trailing annotation comments.
+fn without_annotations(text: &str) -> String {
+    text.trim()
+        .lines()
+        .map(|line| crate::annotations::split_trailing(line).0.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `text` carries `Source: {citation}` (and not a longer line range
+/// that merely starts with it).
+fn cites(text: &str, citation: &str) -> bool {
+    let anchor = format!("Source: {citation}");
+    text.match_indices(&anchor)
+        .any(|(i, _)| !text[i + anchor.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Characters that open a word without being part of it.
+const WORD_OPENERS: &[char] = &['(', '[', '{', '"', '\'', '`', '*', '<', '“', '‘', '«', '„'];
+/// Characters that close a word (or end a sentence) without being part of
+/// it. A trailing `/` goes too: `https://x.org/` and `~/work/` name the
+/// same thing without it.
+const WORD_CLOSERS: &[char] = &[
+    ',', '.', ';', ':', '!', '?', ')', ']', '}', '"', '\'', '`', '*', '>', '”', '’', '»', '/',
+];
+/// Characters that join the parts of an identifier (`db-7f3k.internal`,
+/// `ana@example.org`, `~/work/app`, `KEY=value`).
+const JOINERS: &[char] = &[
+    '.', '/', '_', '-', ':', '@', '~', '=', '#', '+', '\\', '&', '%',
+];
+/// Where a word is cut into the pieces a merged entry may hold on their
+/// own: `db:8443` keeps `8443`, `8443/tcp` keeps `8443` (a version
+/// `v1.2.3` does not keep `v1.2`: dots and dashes do not cut).
+const PIECE_CUTS: &[char] = &[':', '/', '@', '=', ',', '(', ')', '#', '&', '?', ';'];
+/// Longest quoted string kept as one token.
+const MAX_QUOTED_CHARS: usize = 120;
+
+/// A word without its wrapping punctuation and possessive `'s`.
+fn trimmed_word(word: &str) -> &str {
+    let word = word
+        .trim_start_matches(WORD_OPENERS)
+        .trim_end_matches(WORD_CLOSERS);
+    let word = word
+        .strip_suffix("'s")
+        .or_else(|| word.strip_suffix("’s"))
+        .unwrap_or(word);
+    word.trim_end_matches(WORD_CLOSERS)
+}
+
+/// Whether `word` (trimmed) is a number, a version, a date or time, an
+/// identifier, a path, an email address or a URL: anything with a digit,
+/// with a joining character inside, or starting like a path or handle.
+fn is_literal(word: &str) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    chars.iter().any(char::is_ascii_digit)
+        || (chars.len() > 2
+            && chars[1..chars.len() - 1]
+                .iter()
+                .any(|c| JOINERS.contains(c)))
+        || (chars.len() > 1
+            && matches!(chars[0], '~' | '/' | '@' | '#' | '$')
+            && chars[1..].iter().any(|c| c.is_alphanumeric()))
+}
+
+/// Whether the raw word before this one ends a sentence (so this one is
+/// capitalised by grammar, not because it is a name).
+fn ends_sentence(previous: &str) -> bool {
+    previous
+        .trim_end_matches(['"', '\'', ')', ']', '”', '’', '*', '`'])
+        .ends_with(['.', '!', '?', ':'])
+}
+
+/// The lines of an entry as plain text: no annotations, list markers,
+/// task boxes, heading marks or trailing `Source:` anchor.
+fn plain_lines(text: &str) -> Vec<String> {
+    let text = without_annotations(text);
+    without_source(&text)
+        .lines()
+        .map(|line| {
+            let line = line.trim().trim_start_matches('#').trim_start();
+            crate::text::strip_list_marker(line).to_string()
+        })
+        .collect()
+}
+
+/// What makes an entry this fact and not a look-alike: every number,
+/// version, date and time, identifier (anything with `. / _ - : @ ~ =`
+/// inside: hosts, emails, URLs, paths, keys), path or handle, every
+/// capitalised word (a name: people, places, products, weekdays, `VPN`)
+/// unless it only starts a sentence and is a stop or vague word, and every
+/// quoted string (`"…"`, `“…”`, `` `…` ``). Lowercase, without wrapping
+/// punctuation or a possessive `'s`; the trailing `Source:` anchor is not
+/// part of the fact (it is compared on its own).
+pub fn distinguishing_tokens(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for line in &plain_lines(text) {
+        let mut previous: Option<&str> = None;
+        for raw in line.split_whitespace() {
+            let word = trimmed_word(raw);
+            let starts_sentence = previous.is_none_or(ends_sentence);
+            previous = Some(raw);
+            if !word.chars().any(char::is_alphanumeric) {
+                continue;
+            }
+            let lower = word.to_lowercase();
+            if is_literal(word) {
+                out.insert(lower);
+                continue;
+            }
+            let capitalised = word.chars().next().is_some_and(char::is_uppercase);
+            let common = crate::text::is_stop_word(&lower) || VAGUE_WORDS.contains(&lower.as_str());
+            if capitalised && !(common && (starts_sentence || word.chars().count() == 1)) {
+                out.insert(lower);
+            }
+        }
+        for quoted in quoted_strings(line) {
+            out.insert(quoted);
+        }
+    }
+    out
+}
+
+/// The quoted strings of a line (`"…"`, `“…”`, `` `…` ``), lowercase with
+/// their whitespace collapsed.
+fn quoted_strings(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (open, close) in [('"', '"'), ('“', '”'), ('`', '`')] {
+        let mut rest = line;
+        while let Some(start) = rest.find(open) {
+            let after = &rest[start + open.len_utf8()..];
+            let Some(end) = after.find(close) else { break };
+            let inner = flat(&after[..end]);
+            if inner.chars().any(char::is_alphanumeric) && inner.chars().count() <= MAX_QUOTED_CHARS
+            {
+                out.push(inner);
+            }
+            rest = &after[end + close.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// Lowercase text with its whitespace collapsed to single spaces.
+fn flat(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Share of an old entry's content words a new entry must hold to be the
+/// same fact (told again, compacted or merged with another).
+pub const KEPT_WORD_SHARE: f32 = 0.6;
+
+/// An entry as the loss bound compares it.
+struct FactShape<'a> {
+    text: &'a str,
+    key: String,
+    source: Option<String>,
+    tokens: HashSet<String>,
+    /// Stems of its content words (stop words left out).
+    content: HashSet<String>,
+    /// Stems of all its words.
+    stems: HashSet<String>,
+    /// Its words trimmed and lowercase, and their pieces (`db:8443` →
+    /// `db`, `8443`).
+    surface: HashSet<String>,
+    /// The whole entry, lowercase, whitespace collapsed.
+    flat: String,
+}
+
+impl<'a> FactShape<'a> {
+    fn new(text: &'a str) -> FactShape<'a> {
+        let plain = plain_lines(text).join(" ");
+        let mut surface = HashSet::new();
+        for raw in plain.split_whitespace() {
+            let word = trimmed_word(raw).to_lowercase();
+            for piece in word.split(PIECE_CUTS).map(trimmed_word) {
+                if !piece.is_empty() {
+                    surface.insert(piece.to_string());
+                }
+            }
+            surface.insert(word);
+        }
+        FactShape {
+            text,
+            key: fact_key(text),
+            source: source_of(text),
+            tokens: distinguishing_tokens(text),
+            content: crate::text::stem_set(&plain),
+            stems: crate::text::tokens(&plain)
+                .map(|t| crate::text::stem(&t))
+                .collect(),
+            surface,
+            flat: flat(&plain),
+        }
+    }
+
+    /// Whether this entry holds `token` (one of `distinguishing_tokens`).
+    fn holds(&self, token: &str) -> bool {
+        if token.contains(' ') {
+            return self.flat.contains(token);
+        }
+        if self.surface.contains(token) {
+            return true;
+        }
+        let alphabetic = token
+            .chars()
+            .all(|c| c.is_alphabetic() || c == '\'' || c == '’');
+        let hyphenated = token.chars().all(|c| c.is_alphabetic() || c == '-');
+        if alphabetic || hyphenated {
+            // A name or a hyphenated word: the same words, in any form
+            // (`Mondays` keeps `Monday`, `long term` keeps `long-term`).
+            return crate::text::tokens(token).all(|w| self.stems.contains(&crate::text::stem(&w)));
+        }
+        false
+    }
+
+    /// Whether `new` keeps this entry's fact: the same text (modulo
+    /// annotations, whitespace and case), or an entry that keeps this one's
+    /// `Source:` reference, every one of its distinguishing tokens and at
+    /// least `KEPT_WORD_SHARE` of its content words.
+    fn kept_by(&self, new: &FactShape<'_>) -> bool {
+        if let Some(citation) = &self.source {
+            if !cites(new.text, citation) {
+                return false;
+            }
+        }
+        if self.key == new.key {
+            return true;
+        }
+        if !self.tokens.iter().all(|t| new.holds(t)) || self.content.is_empty() {
+            return false;
+        }
+        let shared = self
+            .content
+            .iter()
+            .filter(|w| new.content.contains(*w))
+            .count();
+        shared as f32 >= KEPT_WORD_SHARE * self.content.len() as f32
+    }
+}
+
+/// Whether the fact of the old entry `old` survives in one of `new`
+/// (entry texts of the revised file): see `distinguishing_tokens` and
+/// `FactShape::kept_by`. A single new entry must hold all of it; facts
+/// spread over several entries are not kept.
+pub fn fact_kept(old: &str, new: &[&str]) -> bool {
+    let old = FactShape::new(old);
+    new.iter().any(|n| old.kept_by(&FactShape::new(n)))
+}
+
+/// The old entries (texts) whose fact survives in none of `new`.
+fn lost_facts<'a>(old: &[&'a str], new: &[&str]) -> Vec<&'a str> {
+    let same: HashSet<&str> = new.iter().map(|n| n.trim()).collect();
+    let new: Vec<FactShape<'_>> = new.iter().map(|n| FactShape::new(n)).collect();
+    old.iter()
+        .filter(|o| {
+            if same.contains(o.trim()) {
+                return false; // the entry as it was: the common case
+            }
+            let shape = FactShape::new(o);
+            !new.iter().any(|n| shape.kept_by(n))
+        })
+        .copied()
+        .collect()
 }
 
 /// Deterministic consolidation: existing lines stay byte for byte except the
@@ -445,6 +724,59 @@ pub fn deterministic(
     plan
 }
 
+/// The plan of an accepted model rewrite, for the report: lines it added,
+/// candidates it merged into existing entries (their text is not an entry
+/// of its own), retired entries it removed, existing entries it changed or
+/// merged with their facts kept (`fact_kept`, the loss bound's test), and
+/// those it dropped.
+pub fn rewrite_plan(
+    old: &str,
+    new: String,
+    facts: &[Promoted],
+    retire: &HashSet<String>,
+    entry_hash: impl Fn(&str) -> String,
+) -> Plan {
+    let new_lines: HashSet<&str> = new.lines().collect();
+    let old_lines: HashSet<&str> = old.lines().collect();
+    let new_entries = markdown::parse(&new).entries;
+    let new_keys: HashSet<String> = new_entries.iter().map(|e| fact_key(&e.text)).collect();
+    let new_shapes: Vec<FactShape<'_>> = new_entries
+        .iter()
+        .map(|e| FactShape::new(&e.text))
+        .collect();
+    let mut plan = Plan::default();
+    for entry in markdown::parse(old).entries {
+        let lines: Vec<&str> = old
+            .lines()
+            .skip(entry.start_line as usize - 1)
+            .take((entry.end_line - entry.start_line + 1) as usize)
+            .collect();
+        if lines.iter().all(|l| new_lines.contains(l)) {
+            continue;
+        }
+        let shape = FactShape::new(&entry.text);
+        if retire.contains(&entry_hash(&entry.text)) {
+            plan.superseded.push(lines.join("\n"));
+        } else if new_shapes.iter().any(|n| shape.kept_by(n)) {
+            plan.rewritten.push(lines.join("\n"));
+        } else {
+            plan.dropped.push(lines.join("\n"));
+        }
+    }
+    plan.added = new
+        .lines()
+        .filter(|l| !old_lines.contains(l) && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    plan.merged = facts
+        .iter()
+        .filter(|f| !new_keys.contains(&fact_key(&f.text)))
+        .map(|f| f.citation.clone())
+        .collect();
+    plan.text = new;
+    plan
+}
+
 /// The consolidation prompt: instructions, then the current file and the
 /// candidates. Only candidates that passed every gate are ever in it.
 pub fn prompt(
@@ -458,6 +790,7 @@ pub fn prompt(
          Merge the new facts below into the current file and reply with the complete revised file and nothing else.\n\
          Rules:\n\
          - Keep every existing entry unless it duplicates another (merge them) or is listed as superseded (remove it).\n\
+         - A merged or shortened entry keeps its `Source:` reference and every number, name and identifier exactly as written (ports, hosts, dates, versions, people, paths).\n\
          - Add every new fact as a compact list item and keep its `Source: path#Lx-Ly` reference exactly as given.\n\
          - Keep `<!-- trigger: … -->` and `<!-- importance: N -->` comments at the end of the lines they belong to.\n\
          - Keep headings; do not add commentary, code fences or explanations.\n\
@@ -539,6 +872,48 @@ fn project_mixing(entries: &[markdown::Entry], check: &RewriteCheck<'_>) -> Opti
     None
 }
 
+/// Lost entries named in a loss-bound refusal.
+const LOST_NAMED: usize = 3;
+/// Characters of each lost entry named.
+const LOST_NAMED_CHARS: usize = 60;
+
+/// Why losing `lost` of `total` existing entries is over the bound, if it
+/// is: more than `MAX_ENTRY_LOSS` of them (exactly that share is allowed).
+fn loss_over_bound(lost: &[&str], total: usize) -> Option<String> {
+    if total == 0 || lost.len() as f64 <= f64::from(MAX_ENTRY_LOSS) * total as f64 {
+        return None;
+    }
+    let named: Vec<String> = lost
+        .iter()
+        .take(LOST_NAMED)
+        .map(|t| {
+            let plain = plain_lines(t).join(" ");
+            let (cut, more) = crate::text::truncate_chars(&plain, LOST_NAMED_CHARS);
+            format!(
+                "{:?}",
+                if more {
+                    format!("{cut}…")
+                } else {
+                    cut.to_string()
+                }
+            )
+        })
+        .collect();
+    let others = lost.len().saturating_sub(LOST_NAMED);
+    Some(format!(
+        "the reply loses {} of {total} existing entries ({:.0}%, more than {:.0}%): {}{}",
+        lost.len(),
+        lost.len() as f64 * 100.0 / total as f64,
+        MAX_ENTRY_LOSS * 100.0,
+        named.join(", "),
+        if others > 0 {
+            format!(" and {others} more")
+        } else {
+            String::new()
+        }
+    ))
+}
+
 /// Accepts a model's revised file or says why not.
 pub fn validate_rewrite(
     reply: &str,
@@ -607,33 +982,17 @@ pub fn validate_rewrite(
             (key, words)
         })
         .collect();
-    let old_entries: Vec<_> = markdown::parse(check.old)
+    let old_entries: Vec<String> = markdown::parse(check.old)
         .entries
         .into_iter()
         .filter(|e| !check.may_retire.contains(&entry_hash(&e.text)))
+        .map(|e| e.text)
         .collect();
-    let lost = old_entries
-        .iter()
-        .filter(|old| {
-            let key = fact_key(&old.text);
-            let words = word_set(&key);
-            !new_keys.iter().any(|(new, new_words)| {
-                *new == key
-                    || (!key.is_empty() && new.contains(&key))
-                    || (!new.is_empty() && key.contains(new.as_str()))
-                    || jaccard(&words, new_words) >= 0.6
-            })
-        })
-        .count();
-    if !old_entries.is_empty() && lost as f32 > MAX_ENTRY_LOSS * old_entries.len() as f32 {
-        return Err(Refusal::new(
-            K::LossBound,
-            format!(
-                "the reply loses {lost} of {} existing entries (more than {:.0}%)",
-                old_entries.len(),
-                MAX_ENTRY_LOSS * 100.0
-            ),
-        ));
+    let old_texts: Vec<&str> = old_entries.iter().map(String::as_str).collect();
+    let new_texts: Vec<&str> = parsed.entries.iter().map(|e| e.text.as_str()).collect();
+    let lost = lost_facts(&old_texts, &new_texts);
+    if let Some(why) = loss_over_bound(&lost, old_texts.len()) {
+        return Err(Refusal::new(K::LossBound, why));
     }
     let old_keys: HashSet<String> = markdown::parse(check.old)
         .entries
@@ -1040,6 +1399,249 @@ mod tests {
         );
         assert_eq!(triggers.first().map(String::as_str), Some("bk 1138"));
         assert!(!triggers.iter().any(|t| t == "infra live"), "{triggers:?}");
+    }
+
+    fn tokens(text: &str) -> Vec<String> {
+        let mut t: Vec<String> = distinguishing_tokens(text).into_iter().collect();
+        t.sort();
+        t
+    }
+
+    #[test]
+    fn distinguishing_tokens_are_numbers_names_and_identifiers() {
+        let cases: Vec<(&str, Vec<&str>)> = vec![
+            (
+                "The gateway listens on port 8443 behind the office VPN.",
+                vec!["8443", "vpn"],
+            ),
+            (
+                "Deploys happen on Fridays. The standup is at 09:30 with Dana.",
+                vec!["09:30", "dana", "deploys", "fridays"],
+            ),
+            (
+                "Ana's laptop backs up to https://backup.example.org/ana/ and mails ana@example.org.",
+                vec!["ana", "ana@example.org", "https://backup.example.org/ana"],
+            ),
+            (
+                "Pin openssl to v3.0.14 since 2026-11-30; notes in ~/work/tls.md, run `make certs` after.",
+                // A word that starts a sentence may be a name ("Dana reviews …"):
+                // it counts unless it is a stop or vague word.
+                vec!["2026-11-30", "make certs", "pin", "v3.0.14", "~/work/tls.md"],
+            ),
+            (
+                "The staging database moved to db-7f3k.staging.internal:5433 (ticket OPS-4773).",
+                vec!["db-7f3k.staging.internal:5433", "ops-4773"],
+            ),
+            (
+                "The wifi password is \"blue falcon\" in the Porto office.",
+                vec!["blue falcon", "porto"],
+            ),
+            (
+                "- The port is 8443. Source: memory/b.md#L1-L1 <!-- importance: 9 -->",
+                vec!["8443"],
+            ),
+            ("I think it works. A good fix.", vec![]),
+            ("the cache lives under /var/cache/app and $HOME/.cache", vec!["$home/.cache", "/var/cache/app"]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(tokens(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_differing_in_a_number_or_a_name_are_not_kept() {
+        let pairs = [
+            (
+                "The billing service listens on port 8001.",
+                "The billing service listens on port 8002.",
+            ),
+            (
+                "The nightly backup runs on db-3.eu.internal.",
+                "The nightly backup runs on db-4.eu.internal.",
+            ),
+            (
+                "The Lisbon office lease renews on 2027-03-01.",
+                "The Lisbon office lease renews on 2027-04-01.",
+            ),
+            (
+                "Dana reviews every pull request to the billing service.",
+                "Marco reviews every pull request to the billing service.",
+            ),
+            (
+                "The on-call engineer for the payments service is Dana.",
+                "The on-call engineer for the payments service is Marco.",
+            ),
+            (
+                "Pin openssl to 3.0.14 for the gateway.",
+                "Pin openssl to 3.0.13 for the gateway.",
+            ),
+            (
+                "The standup is on Monday at 09:30.",
+                "The standup is on Tuesday at 09:30.",
+            ),
+            (
+                "Grafana runs at https://grafana.example.org/d/api for the API team.",
+                "Grafana runs at https://grafana.example.org/d/web for the API team.",
+            ),
+        ];
+        for (old, new) in pairs {
+            assert!(!fact_kept(old, &[new]), "{old} kept by {new}");
+            assert!(fact_kept(old, &[new, old]), "{old} itself");
+        }
+    }
+
+    #[test]
+    fn a_fact_is_kept_by_the_same_entry_or_a_merge_that_keeps_everything() {
+        let kept = [
+            (
+                "- Deploys  happen on Fridays.",
+                "deploys happen on fridays <!-- importance: 5 -->",
+            ),
+            (
+                "The gateway listens on port 8443.",
+                "The gateway listens on port 8443 behind the office VPN.",
+            ),
+            (
+                "The gateway sits behind the office VPN.",
+                "The gateway listens on port 8443 behind the office VPN.",
+            ),
+            (
+                "Backups run on Mondays.",
+                "Backups run every Monday at 02:00.",
+            ),
+            (
+                "Dana's phone is 555-0101.",
+                "Dana (payments on-call) has phone 555-0101.",
+            ),
+            (
+                "The staging DB is at db-7.internal:5433.",
+                "Staging DB: db-7.internal:5433, rebuilt every Monday.",
+            ),
+            (
+                "The gateway listens on port 8443. Source: memory/a.md#L3-L3",
+                "The gateway listens on port 8443 behind the VPN. Source: memory/a.md#L3-L3",
+            ),
+        ];
+        for (old, new) in kept {
+            assert!(fact_kept(old, &[new]), "{old} not kept by {new}");
+        }
+    }
+
+    #[test]
+    fn a_merge_that_drops_a_number_a_source_or_spreads_a_fact_loses_it() {
+        let lost: [(&str, &[&str]); 6] = [
+            (
+                "The staging database is at db-7.internal port 5433.",
+                &["The staging database at db-7.internal is rebuilt every Monday."],
+            ),
+            (
+                "Dana's phone is 555-0101 and her desk is B12.",
+                &["Dana's phone is 555-0101.", "Dana's desk is B12."],
+            ),
+            (
+                "The gateway listens on port 8443. Source: memory/a.md#L3-L3",
+                &["The gateway listens on port 8443."],
+            ),
+            (
+                "The gateway listens on port 8443. Source: memory/a.md#L3-L3",
+                &["The gateway listens on port 8443. Source: memory/a.md#L3-L30"],
+            ),
+            (
+                "Dana owns the billing dashboards, alerts and runbooks.",
+                &["Dana likes tea."],
+            ),
+            (
+                "The standup is at 09:30 in the Porto office.",
+                &["The standup is at 9:30 in the Porto office."],
+            ),
+        ];
+        for (old, new) in lost {
+            assert!(!fact_kept(old, new), "{old} kept by {new:?}");
+        }
+    }
+
+    /// `n` look-alike entries differing only in their port.
+    fn look_alikes(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| format!("- Service alpha-{i} listens on port {}.", 8000 + i))
+            .collect()
+    }
+
+    #[test]
+    fn the_loss_bound_is_exactly_a_quarter_of_the_facts() {
+        let none = HashSet::new();
+        let old = look_alikes(100).join("\n") + "\n";
+        let new_fact = "- The gateway listens on 8443 Source: m#L1-L1\n";
+        for (changed, refused) in [(24, false), (25, false), (26, true), (40, true)] {
+            // The model "rewrites" the first `changed` entries: same words,
+            // another port.
+            let reply: String = look_alikes(100)
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    if i < changed {
+                        format!("- Service alpha-{i} listens on port {}.\n", 9000 + i)
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect::<String>()
+                + new_fact;
+            let check = RewriteCheck {
+                max_chars: 20_000,
+                ..check(&old, vec!["m#L1-L1"], &[], &none)
+            };
+            let result = validate_rewrite(&reply, &check, hash);
+            if refused {
+                let refusal = result.unwrap_err();
+                assert_eq!(refusal.kind, RefusalKind::LossBound, "{refusal}");
+                let why = refusal.reason.clone();
+                assert!(
+                    why.contains(&format!(
+                        "loses {changed} of 100 existing entries ({changed}%"
+                    )),
+                    "{why}"
+                );
+                assert!(
+                    why.contains("\"Service alpha-0 listens on port 8000.\""),
+                    "{why}"
+                );
+                assert!(why.contains(&format!("and {} more", changed - 3)), "{why}");
+            } else {
+                assert!(result.is_ok(), "{changed}: {result:?}");
+                let plan = rewrite_plan(&old, result.unwrap(), &[], &none, hash);
+                assert!(plan.rewritten.is_empty(), "{:?}", plan.rewritten);
+                assert_eq!(plan.dropped.len(), changed);
+                assert_eq!(plan.dropped[0], "- Service alpha-0 listens on port 8000.");
+            }
+        }
+    }
+
+    #[test]
+    fn the_plan_lists_as_rewritten_only_the_entries_whose_facts_survive() {
+        let old = "- Port is 80 Source: memory/a.md#L1-L1\n- The gateway listens on port 8443.\n- The gateway sits behind the office VPN.\n- Dana is on call this week.\n- Backups run at 02:00.\n";
+        let retire: HashSet<String> = [hash("- Port is 80 Source: memory/a.md#L1-L1")].into();
+        let new = "- The gateway listens on port 8443 behind the office VPN.\n- Marco is on call this week.\n- Backups run at 02:00.\n- Port is 8080 Source: memory/b.md#L1-L1\n".to_string();
+        let plan = rewrite_plan(
+            old,
+            new,
+            &[fact("Port is 8080", "memory/b.md#L1-L1")],
+            &retire,
+            hash,
+        );
+        assert_eq!(
+            plan.superseded,
+            vec!["- Port is 80 Source: memory/a.md#L1-L1"]
+        );
+        assert_eq!(
+            plan.rewritten,
+            vec![
+                "- The gateway listens on port 8443.",
+                "- The gateway sits behind the office VPN."
+            ]
+        );
+        assert_eq!(plan.dropped, vec!["- Dana is on call this week."]);
+        assert!(plan.merged.is_empty());
     }
 
     #[test]

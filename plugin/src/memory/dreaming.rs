@@ -129,6 +129,8 @@ pub struct DreamReport {
     pub merged: Vec<String>,
     pub superseded: Vec<String>,
     pub rewritten: Vec<String>,
+    /// Existing lines an accepted rewrite dropped (within the loss bound).
+    pub dropped: Vec<String>,
     pub consolidation: Consolidation,
     /// Why the model's rewrite was not used, when it was not.
     pub refusal: Option<Refusal>,
@@ -392,6 +394,7 @@ impl Memory {
             merged: Vec::new(),
             superseded: Vec::new(),
             rewritten: Vec::new(),
+            dropped: Vec::new(),
             consolidation: Consolidation::None,
             refusal: None,
             memory_changed: false,
@@ -771,7 +774,7 @@ impl Memory {
         let outcome =
             match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
                 Ok(text) => Outcome {
-                    plan: rewrite_plan(memory_text, text, &facts, &retire),
+                    plan: consolidate::rewrite_plan(memory_text, text, &facts, &retire, entry_hash),
                     consolidation: Consolidation::ModelRewrite,
                     deferred: Vec::new(),
                 },
@@ -888,6 +891,7 @@ impl Memory {
         report.merged = plan.merged.clone();
         report.superseded = plan.superseded.clone();
         report.rewritten = plan.rewritten.clone();
+        report.dropped = plan.dropped.clone();
         report.consolidation = consolidation;
         report.memory_changed = memory_changed;
         let summary = sweep_summary(candidates, report, request.context.local_ms());
@@ -1516,51 +1520,6 @@ fn promoted_fact(c: &Candidate) -> Promoted {
     }
 }
 
-/// The plan of an accepted model rewrite, for the report: lines it added,
-/// candidates it merged into existing entries (their text is not an entry
-/// of its own), retired entries it removed, and other lines it changed.
-fn rewrite_plan(old: &str, new: String, facts: &[Promoted], retire: &HashSet<String>) -> Plan {
-    let new_lines: HashSet<&str> = new.lines().collect();
-    let old_lines: HashSet<&str> = old.lines().collect();
-    let new_keys: HashSet<String> = markdown::parse(&new)
-        .entries
-        .iter()
-        .map(|e| consolidate::fact_key(&e.text))
-        .collect();
-    let mut superseded = Vec::new();
-    let mut rewritten = Vec::new();
-    for entry in markdown::parse(old).entries {
-        let lines: Vec<&str> = old
-            .lines()
-            .skip(entry.start_line as usize - 1)
-            .take((entry.end_line - entry.start_line + 1) as usize)
-            .collect();
-        if lines.iter().all(|l| new_lines.contains(l)) {
-            continue;
-        }
-        if retire.contains(&entry_hash(&entry.text)) {
-            superseded.push(lines.join("\n"));
-        } else {
-            rewritten.push(lines.join("\n"));
-        }
-    }
-    Plan {
-        added: new
-            .lines()
-            .filter(|l| !old_lines.contains(l) && !l.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
-        merged: facts
-            .iter()
-            .filter(|f| !new_keys.contains(&consolidate::fact_key(&f.text)))
-            .map(|f| f.citation.clone())
-            .collect(),
-        superseded,
-        rewritten,
-        text: new,
-    }
-}
-
 /// The text hash of the entry of `text` that cites `citation`.
 fn line_hash_of(text: &str, citation: &str) -> Option<String> {
     let anchor = format!("Source: {citation}");
@@ -1742,6 +1701,7 @@ fn sweep_summary(candidates: &[Candidate], report: &DreamReport, now: i64) -> St
     list(&mut s, "Merged into existing entries", &report.merged);
     list(&mut s, "Superseded", &report.superseded);
     list(&mut s, "Rewritten by the model", &report.rewritten);
+    list(&mut s, "Dropped by the model", &report.dropped);
     let skipped: Vec<String> = candidates
         .iter()
         .filter_map(|c| {
