@@ -1026,6 +1026,13 @@ pub fn validate_rewrite(
     }
     // Every new entry restates a candidate or an existing entry: a model
     // (or whatever steers it) cannot slip in a fact of its own.
+    let known_text = check
+        .candidates
+        .iter()
+        .copied()
+        .chain(old_entries.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
     let sources: Vec<HashSet<String>> = check
         .candidates
         .iter()
@@ -1033,8 +1040,14 @@ pub fn validate_rewrite(
         .chain(old_keys.iter().cloned())
         .map(|k| word_set(&k))
         .collect();
-    for (key, words) in &new_keys {
-        if !old_keys.contains(key) && !sources.iter().any(|s| jaccard(s, words) >= 0.5) {
+    // Nor a value of its own: a port, host, date or name that no candidate
+    // and no existing entry has is made up, however alike the rest reads.
+    let known = FactShape::new(&known_text);
+    for ((key, words), entry) in new_keys.iter().zip(&parsed.entries) {
+        if old_keys.contains(key) {
+            continue;
+        }
+        if !sources.iter().any(|s| jaccard(s, words) >= 0.5) {
             return Err(Refusal::new(
                 K::ForeignEntry,
                 format!(
@@ -1043,8 +1056,30 @@ pub fn validate_rewrite(
                 ),
             ));
         }
+        let made_up = unsourced_tokens(&entry.text, &known);
+        if !made_up.is_empty() {
+            return Err(Refusal::new(
+                K::ForeignEntry,
+                format!(
+                    "the reply adds a value no candidate or existing entry has ({}): {:?}",
+                    made_up.join(", "),
+                    crate::text::truncate_chars(key, 80).0
+                ),
+            ));
+        }
     }
     Ok(text)
+}
+
+/// The distinguishing tokens of `entry` (see `distinguishing_tokens`) that
+/// `known` does not hold, sorted.
+fn unsourced_tokens(entry: &str, known: &FactShape<'_>) -> Vec<String> {
+    let mut out: Vec<String> = distinguishing_tokens(entry)
+        .into_iter()
+        .filter(|t| !known.holds(t))
+        .collect();
+    out.sort();
+    out
 }
 
 /// The reply without one enclosing code fence.
@@ -1573,17 +1608,20 @@ mod tests {
         let old = look_alikes(100).join("\n") + "\n";
         let new_fact = "- The gateway listens on 8443 Source: m#L1-L1\n";
         for (changed, refused) in [(24, false), (25, false), (26, true), (40, true)] {
-            // The model "rewrites" the first `changed` entries: same words,
-            // another port.
+            // Over the bound the model "rewrites" the first `changed`
+            // entries with another port (the loss bound is checked first);
+            // within it, it drops them (a made-up port alone is refused as
+            // foreign, see `a_made_up_value_is_foreign`).
             let reply: String = look_alikes(100)
                 .iter()
                 .enumerate()
-                .map(|(i, l)| {
-                    if i < changed {
-                        format!("- Service alpha-{i} listens on port {}.\n", 9000 + i)
-                    } else {
-                        format!("{l}\n")
-                    }
+                .filter_map(|(i, l)| match (i < changed, refused) {
+                    (true, true) => Some(format!(
+                        "- Service alpha-{i} listens on port {}.\n",
+                        9000 + i
+                    )),
+                    (true, false) => None,
+                    _ => Some(format!("{l}\n")),
                 })
                 .collect::<String>()
                 + new_fact;
@@ -1615,6 +1653,31 @@ mod tests {
                 assert_eq!(plan.dropped[0], "- Service alpha-0 listens on port 8000.");
             }
         }
+    }
+
+    #[test]
+    fn a_made_up_value_is_foreign() {
+        let none = HashSet::new();
+        let old: String = look_alikes(10).iter().map(|l| format!("{l}\n")).collect();
+        let new_fact = "- The gateway listens on 8443 Source: m#L1-L1\n";
+        let check = RewriteCheck {
+            max_chars: 20_000,
+            ..check(&old, vec!["m#L1-L1"], &[], &none)
+        };
+        // One entry's port changed to one no entry has: 10% lost, refused.
+        let changed = old.replacen("port 8000.", "port 8080.", 1) + new_fact;
+        let refusal = validate_rewrite(&changed, &check, hash).unwrap_err();
+        assert_eq!(refusal.kind, RefusalKind::ForeignEntry, "{refusal}");
+        assert!(refusal.reason.contains("(8080)"), "{refusal}");
+        // A merge of two entries that keeps both values is no invention.
+        let merged = old.replacen(
+            "- Service alpha-0 listens on port 8000.\n- Service alpha-1 listens on port 8001.\n",
+            "- Service alpha-0 listens on port 8000 and service alpha-1 on port 8001.\n",
+            1,
+        ) + new_fact;
+        assert!(merged.contains("port 8000 and service alpha-1"));
+        let merge = validate_rewrite(&merged, &check, hash);
+        assert!(merge.is_ok(), "{merge:?}");
     }
 
     #[test]
