@@ -72,6 +72,7 @@ pub fn status_report(s: &wit_store::StatusReport) -> Value {
         "by_session_kind": s.by_session_kind.iter().map(|k| (session_kind(k.session_kind).to_string(), json!(k.entries))).collect::<serde_json::Map<_, _>>(),
         "problems": problems(&s.problems),
         "provenance_lost": s.provenance_lost,
+        "index_rebuilt": s.index_rebuilt,
     })
 }
 
@@ -113,6 +114,7 @@ pub fn search_result(r: &wit_recall::SearchResult) -> Value {
     json!({
         "mode": match r.mode { wit_recall::SearchMode::Hybrid => "hybrid", wit_recall::SearchMode::FtsOnly => "fts-only" },
         "degraded": r.degraded,
+        "index_rebuilt": r.index_rebuilt,
         "hits": r.hits.iter().map(search_hit).collect::<Vec<_>>(),
     })
 }

@@ -142,6 +142,7 @@ impl wit_store::GuestMemory for MemoryResource {
             .sync(core::SyncRequest {
                 max_files: request.max_files,
                 force: request.force,
+                acknowledge_rebuild: request.acknowledge_rebuild,
             })
             .map_err(to_wit_error)?;
         Ok(wit_store::SyncReport {
@@ -195,6 +196,7 @@ impl wit_store::GuestMemory for MemoryResource {
                 .collect(),
             problems: s.problems.into_iter().map(file_problem).collect(),
             provenance_lost: s.provenance_lost,
+            index_rebuilt: s.index_rebuilt,
         })
     }
 }
@@ -289,6 +291,7 @@ impl wit_recall::Guest for Component {
                 core::SearchMode::FtsOnly => wit_recall::SearchMode::FtsOnly,
             },
             degraded: result.degraded,
+            index_rebuilt: result.index_rebuilt,
         })
     }
 

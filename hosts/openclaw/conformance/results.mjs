@@ -64,6 +64,7 @@ export function statusReport(s) {
     by_session_kind: Object.fromEntries(list(s.bySessionKind, (k) => [k.sessionKind, k.entries])),
     problems: problems(s.problems),
     provenance_lost: opt(s.provenanceLost),
+    index_rebuilt: opt(s.indexRebuilt),
   };
 }
 
@@ -98,7 +99,7 @@ export function searchHit(h) {
 }
 
 export function searchResult(r) {
-  return { mode: r.mode, degraded: opt(r.degraded), hits: list(r.hits, searchHit) };
+  return { mode: r.mode, degraded: opt(r.degraded), index_rebuilt: opt(r.indexRebuilt), hits: list(r.hits, searchHit) };
 }
 
 export function getResult(g) {

@@ -137,6 +137,7 @@ export function providerStatusOf(status, { workspaceDir, embedder }) {
       bySessionKind: Object.fromEntries(status.bySessionKind.map((c) => [c.sessionKind, c.entries])),
       problems: status.problems,
       provenanceLost: status.provenanceLost,
+      indexRebuilt: status.indexRebuilt,
     },
   };
 }
