@@ -129,6 +129,7 @@ pub fn get_result(g: &wit_recall::GetResult) -> Value {
         "truncated": g.truncated,
         "source_class": source_class(g.source_class),
         "framed": g.framed,
+        "index_rebuilt": g.index_rebuilt,
     })
 }
 

@@ -1027,6 +1027,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut request = parse_get_target(&target)?;
             request.context = Some(session.context());
             let got = session.host.get(&request).map_err(call_error)?;
+            if let (Some(why), false) = (&got.index_rebuilt, g.json) {
+                eprintln!("note: {}", rebuilt_note(why));
+            }
             if g.json {
                 println!("{}", json::get_result(&got));
             } else {

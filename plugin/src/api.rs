@@ -339,6 +339,8 @@ pub struct GetResult {
     pub source_class: SourceClass,
     /// The text framed like a search hit.
     pub framed: String,
+    /// As `SearchResult::index_rebuilt`.
+    pub index_rebuilt: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

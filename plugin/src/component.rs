@@ -321,6 +321,7 @@ impl wit_recall::Guest for Component {
             truncated: got.truncated,
             source_class: source_class(got.source_class),
             framed: got.framed,
+            index_rebuilt: got.index_rebuilt,
         })
     }
 }

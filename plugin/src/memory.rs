@@ -1124,6 +1124,7 @@ impl Memory {
             truncated,
             source_class: class,
             framed,
+            index_rebuilt: self.unreported_rebuild.take(),
         };
         if let Some(context) = &request.context {
             let narrow = request.start_line.is_some() || request.end_line.is_some();

@@ -112,6 +112,7 @@ export function getResult(g) {
     truncated: g.truncated,
     source_class: g.sourceClass,
     framed: g.framed,
+    index_rebuilt: opt(g.indexRebuilt),
   };
 }
 

@@ -46,4 +46,12 @@ test("a damaged index is set aside, rebuilt and reported until the user's sync",
   assert.match(report.rebuilt, /corrupt/);
   assert.equal((await memory.status()).indexRebuilt, undefined);
   assert.equal(damaged().length, 1, "the damaged file is kept for a person");
+
+  // Damaged again: this time the first call is a `get`, and it reports it.
+  await memory.restart();
+  fs.writeFileSync(index, Buffer.alloc(Math.max(fs.statSync(index).size, 4096), 0x5a));
+  const got = await memory.get({ path: "MEMORY.md", context: turnContext(owner) });
+  assert.match(got.indexRebuilt, /corrupt/);
+  assert.equal((await search()).indexRebuilt, undefined);
+  assert.equal(damaged().length, 2);
 });
