@@ -90,6 +90,10 @@ pub struct Step {
     pub max_files: Option<u32>,
     #[serde(default)]
     pub force: bool,
+    /// `sync`: `sync-request.acknowledge-rebuild` (default true: a scenario's
+    /// sync is one the user asked for; false is a host's own sync).
+    #[serde(default)]
+    pub acknowledge_rebuild: Option<bool>,
     #[serde(default)]
     pub known_digest: Option<String>,
     /// `note`: the text.
@@ -480,6 +484,7 @@ fn run_step(
                 .sync(&wit_store::SyncRequest {
                     max_files: step.max_files,
                     force: step.force,
+                    acknowledge_rebuild: step.acknowledge_rebuild.unwrap_or(true),
                 })
                 .map(|r| json::sync_report(&r)),
         ),
@@ -797,6 +802,31 @@ fn run_step(
             Some(Ok(
                 serde_json::json!({"exists": text.is_some(), "text": text.unwrap_or_default()}),
             ))
+        }
+        "list_files" => {
+            // Workspace-relative paths of the files whose path starts with
+            // `path` (runner side, not a call), sorted.
+            let prefix = step.path.as_deref().context("list_files needs `path`")?;
+            let (dir, start) = match prefix.rfind('/') {
+                Some(i) => (&prefix[..i], &prefix[i + 1..]),
+                None => ("", prefix),
+            };
+            let mut files: Vec<String> = std::fs::read_dir(workspace.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(start))
+                .map(|name| {
+                    if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    }
+                })
+                .collect();
+            files.sort();
+            Some(Ok(serde_json::json!({ "files": files })))
         }
         "restart" => {
             session.host.reset();

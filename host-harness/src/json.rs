@@ -74,6 +74,7 @@ pub fn status_report(s: &wit_store::StatusReport) -> Value {
         "provenance_lost": s.provenance_lost,
         "promotions_deferred": s.promotions_deferred,
         "sweep_problem": s.sweep_problem,
+        "index_rebuilt": s.index_rebuilt,
     })
 }
 
@@ -115,6 +116,7 @@ pub fn search_result(r: &wit_recall::SearchResult) -> Value {
     json!({
         "mode": match r.mode { wit_recall::SearchMode::Hybrid => "hybrid", wit_recall::SearchMode::FtsOnly => "fts-only" },
         "degraded": r.degraded,
+        "index_rebuilt": r.index_rebuilt,
         "hits": r.hits.iter().map(search_hit).collect::<Vec<_>>(),
     })
 }
@@ -129,6 +131,7 @@ pub fn get_result(g: &wit_recall::GetResult) -> Value {
         "truncated": g.truncated,
         "source_class": source_class(g.source_class),
         "framed": g.framed,
+        "index_rebuilt": g.index_rebuilt,
     })
 }
 

@@ -615,7 +615,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut session = open(&g)?;
             let progress = !g.json && std::io::stderr().is_terminal();
             let report = session
-                .sync_all(force, |r| {
+                .sync_all(force, true, |r| {
                     if progress {
                         draw_progress(r);
                     }
@@ -646,7 +646,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         } => {
             let mut session = open(&g)?;
             if !no_sync {
-                session.sync_all(false, |_| {}).map_err(call_error)?;
+                session.sync_all(false, false, |_| {}).map_err(call_error)?;
             }
             if batch {
                 return search_batch(&mut session, max_results, min_score);
@@ -812,7 +812,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             across_conversations,
         } => {
             let mut state = open(&g)?;
-            state.sync_all(false, |_| {}).map_err(call_error)?;
+            state.sync_all(false, false, |_| {}).map_err(call_error)?;
             let mut context = state.context();
             context.channel = channel;
             context.sender = sender;
@@ -1027,6 +1027,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut request = parse_get_target(&target)?;
             request.context = Some(session.context());
             let got = session.host.get(&request).map_err(call_error)?;
+            if let (Some(why), false) = (&got.index_rebuilt, g.json) {
+                eprintln!("note: {}", rebuilt_note(why));
+            }
             if g.json {
                 println!("{}", json::get_result(&got));
             } else {
@@ -1507,6 +1510,9 @@ fn print_status(s: &wit_store::StatusReport) {
     if let Some(problem) = &s.sweep_problem {
         println!("dreaming   {problem}");
     }
+    if let Some(why) = &s.index_rebuilt {
+        println!("rebuilt    {why} (shown until the next `index`)");
+    }
     if !s.problems.is_empty() {
         println!("problems");
         for p in &s.problems {
@@ -1515,7 +1521,15 @@ fn print_status(s: &wit_store::StatusReport) {
     }
 }
 
+/// The `note:` line for an index rebuilt on its own.
+fn rebuilt_note(why: &str) -> String {
+    format!("{why}; run `index` to acknowledge it")
+}
+
 fn print_search(r: &wit_recall::SearchResult) {
+    if let Some(why) = &r.index_rebuilt {
+        eprintln!("note: {}", rebuilt_note(why));
+    }
     if let Some(reason) = &r.degraded {
         println!("(lexical only: {reason})");
     }
@@ -1597,7 +1611,7 @@ fn demo(g: &Global, dir: Option<PathBuf>) -> anyhow::Result<i32> {
     println!("== sample workspace: {}\n", dir.display());
     let mut session = open(&g)?;
     println!("== memory-harness index");
-    let report = session.sync_all(false, |_| {}).map_err(call_error)?;
+    let report = session.sync_all(false, true, |_| {}).map_err(call_error)?;
     print_sync(&report, false);
     println!("\n== memory-harness bootstrap");
     let boot = session

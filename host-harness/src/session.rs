@@ -97,9 +97,12 @@ impl Session {
 
     /// Syncs the whole workspace in batches, calling `progress` after each
     /// batch with the running totals, and returns the totals.
+    /// `acknowledge_rebuild`: the user asked for it (the `index` command), so
+    /// it reports and clears an implicit rebuild (see the WIT `sync-request`).
     pub fn sync_all(
         &mut self,
         force: bool,
+        acknowledge_rebuild: bool,
         mut progress: impl FnMut(&wit_store::SyncReport),
     ) -> Result<wit_store::SyncReport, CallError> {
         let mut total: Option<wit_store::SyncReport> = None;
@@ -111,6 +114,7 @@ impl Session {
                 max_files: Some(batch_files),
                 // Only the first batch forces: later ones pick up what is left.
                 force: force && first,
+                acknowledge_rebuild,
             })?;
             batch_files = next_batch_files(batch_files, batch.files_indexed, started.elapsed());
             first = false;

@@ -106,6 +106,7 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
         .sync(&wit_store::SyncRequest {
             max_files: None,
             force: false,
+            acknowledge_rebuild: true,
         })
         .unwrap_err();
     match &error {
@@ -121,6 +122,7 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
         .sync(&wit_store::SyncRequest {
             max_files: None,
             force: false,
+            acknowledge_rebuild: true,
         })
         .expect("a fresh instance syncs");
     assert_eq!(report.files_seen, 1);
@@ -146,6 +148,7 @@ fn the_memory_cap_stops_the_call_with_a_clear_error() {
         .sync(&wit_store::SyncRequest {
             max_files: None,
             force: false,
+            acknowledge_rebuild: true,
         })
         .unwrap_err();
     match &error {
@@ -156,6 +159,7 @@ fn the_memory_cap_stops_the_call_with_a_clear_error() {
     host.sync(&wit_store::SyncRequest {
         max_files: None,
         force: false,
+        acknowledge_rebuild: true,
     })
     .expect("a fresh instance with room syncs");
     assert!(!search(&mut host, "pelican").hits.is_empty());

@@ -220,6 +220,9 @@ impl Settings {
 pub struct SyncRequest {
     pub max_files: Option<u32>,
     pub force: bool,
+    /// The user asked for this sync (an `index` command): it reports and
+    /// clears the rebuild `status` shows. See the WIT `sync-request`.
+    pub acknowledge_rebuild: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,6 +266,9 @@ pub struct StatusReport {
     pub provenance_lost: Option<String>,
     pub promotions_deferred: u32,
     pub sweep_problem: Option<String>,
+    /// Why the index was last rebuilt on its own (damaged, missing, an older
+    /// schema, another tokenizer), until a sync the user asked for.
+    pub index_rebuilt: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,6 +314,9 @@ pub struct SearchResult {
     pub hits: Vec<SearchHit>,
     pub mode: SearchMode,
     pub degraded: Option<String>,
+    /// Why the index was rebuilt before this answer (by this call, or when
+    /// the memory was opened for it).
+    pub index_rebuilt: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -332,6 +341,8 @@ pub struct GetResult {
     pub source_class: SourceClass,
     /// The text framed like a search hit.
     pub framed: String,
+    /// As `SearchResult::index_rebuilt`.
+    pub index_rebuilt: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

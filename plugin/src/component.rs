@@ -142,6 +142,7 @@ impl wit_store::GuestMemory for MemoryResource {
             .sync(core::SyncRequest {
                 max_files: request.max_files,
                 force: request.force,
+                acknowledge_rebuild: request.acknowledge_rebuild,
             })
             .map_err(to_wit_error)?;
         Ok(wit_store::SyncReport {
@@ -197,6 +198,7 @@ impl wit_store::GuestMemory for MemoryResource {
             provenance_lost: s.provenance_lost,
             promotions_deferred: s.promotions_deferred,
             sweep_problem: s.sweep_problem,
+            index_rebuilt: s.index_rebuilt,
         })
     }
 }
@@ -291,6 +293,7 @@ impl wit_recall::Guest for Component {
                 core::SearchMode::FtsOnly => wit_recall::SearchMode::FtsOnly,
             },
             degraded: result.degraded,
+            index_rebuilt: result.index_rebuilt,
         })
     }
 
@@ -320,6 +323,7 @@ impl wit_recall::Guest for Component {
             truncated: got.truncated,
             source_class: source_class(got.source_class),
             framed: got.framed,
+            index_rebuilt: got.index_rebuilt,
         })
     }
 }

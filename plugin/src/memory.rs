@@ -2,7 +2,9 @@
 //! the workspace files, the index and the host's embedder.
 //!
 //! Invariants: Markdown files are never written here; a damaged index is
-//! rebuilt from the files and the operation retried once; an unavailable or
+//! set aside, rebuilt from the files and the operation retried once, and the
+//! rebuild is reported by the call that did it and by `status` until a sync
+//! the user asked for; an index of a newer schema is refused; an unavailable or
 //! failing embedder degrades recall to lexical search and is reported, never
 //! raised.
 
@@ -45,6 +47,9 @@ pub use writing::{
     NoteRequest, WriteReport,
 };
 
+/// The index meta key that records an implicit rebuild until a sync the
+/// user asked for (`sync-request.acknowledge-rebuild`).
+const REBUILT_KEY: &str = "rebuilt";
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 4_000;
 /// Distinct query words searched for; the rest of a very long query is ignored.
@@ -112,8 +117,13 @@ pub struct Memory {
     embedder: Box<dyn Embedder>,
     model: Box<dyn crate::model::Model>,
     ledger: Ledger,
-    /// Why the index was (re)created, until a sync reports it.
+    /// Why the index was (re)created, until a sync reports it (also the
+    /// first build of a new workspace, which is no rebuild).
     rebuild_note: Option<String>,
+    /// Why the index was rebuilt on its own, until a call of this instance
+    /// has reported it (search, status). The lasting record is the index's
+    /// `rebuilt` meta key, which `status` shows until an acknowledging sync.
+    unreported_rebuild: Option<String>,
     /// Set when the index was (re)created and holds nothing yet.
     needs_full_sync: bool,
     vectors: Option<VectorTable>,
@@ -145,11 +155,26 @@ impl Memory {
     ) -> Result<Memory> {
         check_workspace(&settings)?;
         let workspace = Workspace::new(settings.workspace.clone());
+        // A workspace with a ledger has had an index: a missing one is a
+        // rebuild to report, not a first build.
+        let used_before = workspace.join(layout::LEDGER_FILE).exists();
         let (index, rebuild_note) =
             Index::open(&workspace.join(layout::INDEX_FILE), settings.fts_tokenizer).map_err(
-                |e| MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE)),
+                |e| match e {
+                    index::OpenError::NewerSchema { .. } => MemoryError::Index(e.to_string()),
+                    index::OpenError::Db(e) => {
+                        MemoryError::Index(format!("cannot open {}: {e}", layout::INDEX_FILE))
+                    }
+                },
             )?;
         let (ledger, reproject) = open_ledger(&workspace, &index)?;
+        let first_build = rebuild_note.as_deref() == Some("no index existed") && !used_before;
+        let rebuild_note = match rebuild_note.as_deref() {
+            Some("no index existed") if used_before => {
+                Some("the index was missing and was rebuilt from the files".to_string())
+            }
+            _ => rebuild_note,
+        };
         let mut memory = Memory::with_parts(
             settings,
             workspace,
@@ -157,10 +182,13 @@ impl Memory {
             ledger,
             embedder,
             model,
-            rebuild_note,
+            rebuild_note.clone(),
             reproject,
             false,
         );
+        if let Some(reason) = rebuild_note.filter(|_| !first_build) {
+            memory.note_rebuild(&reason)?;
+        }
         // A sweep an interruption left unfinished is completed or abandoned
         // before anything reads MEMORY.md; if that fails, the next sweep or
         // rollback tries again (and fails with the reason).
@@ -215,6 +243,7 @@ impl Memory {
             ledger,
             needs_full_sync: rebuild_note.is_some() || reproject,
             rebuild_note,
+            unreported_rebuild: None,
             vectors: None,
             lane1_entries: None,
             untrusted_text: None,
@@ -249,25 +278,44 @@ impl Memory {
                 )))
             }
             Err(Failure::Db(error)) if error.is_corrupt() => {
-                self.rebuild(&format!("the index was corrupt ({error}) and was rebuilt"))?;
+                self.rebuild(&error)?;
                 op(self).map_err(MemoryError::from)
             }
             other => other.map_err(MemoryError::from),
         }
     }
 
-    fn rebuild(&mut self, reason: &str) -> Result<()> {
-        self.index
+    /// Sets the damaged index aside, starts a new one and fills it from the
+    /// files; the rebuild is noted for the reports.
+    fn rebuild(&mut self, error: &DbError) -> Result<()> {
+        let aside = self
+            .index
             .reset()
             .map_err(|e| MemoryError::Index(format!("cannot rebuild the index: {e}")))?;
+        // The new index has not seen the ledger yet.
+        self.index
+            .set_meta("ledger_id", self.ledger.id())
+            .map_err(MemoryError::from)?;
+        let reason = index::corrupt_reason(error, aside.as_deref());
         self.vectors = None;
-        self.rebuild_note = Some(reason.to_string());
+        self.rebuild_note = Some(reason.clone());
+        self.note_rebuild(&reason)?;
         self.needs_full_sync = true;
         self.sync_once(&SyncRequest {
-            max_files: None,
             force: true,
+            ..SyncRequest::default()
         })
         .map_err(MemoryError::from)?;
+        Ok(())
+    }
+
+    /// Records an implicit rebuild: in the index (for `status`, across
+    /// instances) and for the next call of this instance to report.
+    fn note_rebuild(&mut self, reason: &str) -> Result<()> {
+        self.index
+            .set_meta(REBUILT_KEY, reason)
+            .map_err(MemoryError::from)?;
+        self.unreported_rebuild = Some(reason.to_string());
         Ok(())
     }
 
@@ -276,14 +324,23 @@ impl Memory {
     /// See the WIT `memory.sync`.
     pub fn sync(&mut self, request: SyncRequest) -> Result<SyncReport> {
         self.writable("sync")?;
-        self.with_repair(|m| m.sync_once(&request))
+        let mut report = self.with_repair(|m| m.sync_once(&request))?;
+        report.rebuilt = self.rebuild_note.take();
+        if request.acknowledge_rebuild {
+            let recorded = self.index.meta(REBUILT_KEY).map_err(MemoryError::from)?;
+            if recorded.is_some() {
+                self.index
+                    .delete_meta(REBUILT_KEY)
+                    .map_err(MemoryError::from)?;
+            }
+            report.rebuilt = report.rebuilt.or(recorded);
+            self.unreported_rebuild = None;
+        }
+        Ok(report)
     }
 
     fn sync_once(&mut self, request: &SyncRequest) -> Attempt<SyncReport> {
-        let mut report = SyncReport {
-            rebuilt: self.rebuild_note.take(),
-            ..SyncReport::default()
-        };
+        let mut report = SyncReport::default();
         let force = request.force || self.needs_full_sync;
         self.needs_full_sync = false;
         let mut skipped = Vec::new();
@@ -645,7 +702,10 @@ impl Memory {
 
     /// See the WIT `memory.status`.
     pub fn status(&mut self) -> Result<StatusReport> {
-        self.with_repair(|m| m.status_once())
+        let mut status = self.with_repair(|m| m.status_once())?;
+        status.index_rebuilt = self.index.meta(REBUILT_KEY).map_err(MemoryError::from)?;
+        self.unreported_rebuild = None;
+        Ok(status)
     }
 
     fn status_once(&mut self) -> Attempt<StatusReport> {
@@ -711,6 +771,7 @@ impl Memory {
             provenance_lost: self.ledger.lost().map(str::to_string),
             promotions_deferred: notices.deferred,
             sweep_problem: notices.problem,
+            index_rebuilt: None,
         })
     }
 
@@ -719,19 +780,19 @@ impl Memory {
     /// See the WIT `recall.search`.
     pub fn search(&mut self, request: &SearchRequest) -> Result<SearchResult> {
         check_search_request(request)?;
-        self.with_repair(|m| m.search_once(request))
+        let mut result = self.with_repair(|m| m.search_once(request))?;
+        result.index_rebuilt = self.unreported_rebuild.take();
+        Ok(result)
     }
 
     fn search_once(&mut self, request: &SearchRequest) -> Attempt<SearchResult> {
         if self.needs_full_sync {
             // A recreated index is empty: fill it from the files before
-            // answering, and leave the note for the next sync's report.
-            let note = self.rebuild_note.take();
+            // answering (the note stays for the next sync's report).
             self.sync_once(&SyncRequest {
-                max_files: None,
                 force: true,
+                ..SyncRequest::default()
             })?;
-            self.rebuild_note = note;
         }
         let s = self.settings.search;
         let limit = request
@@ -901,6 +962,7 @@ impl Memory {
                 SearchMode::FtsOnly
             },
             degraded,
+            index_rebuilt: None,
         })
     }
 
@@ -1071,6 +1133,7 @@ impl Memory {
             truncated,
             source_class: class,
             framed,
+            index_rebuilt: self.unreported_rebuild.take(),
         };
         if let Some(context) = &request.context {
             let narrow = request.start_line.is_some() || request.end_line.is_some();

@@ -70,7 +70,7 @@ fn failed(e: impl std::fmt::Display) -> anyhow::Error {
 
 impl Subject for Sandboxed {
     fn sync(&mut self, force: bool) -> anyhow::Result<()> {
-        self.0.sync_all(force, |_| {}).map_err(failed)?;
+        self.0.sync_all(force, false, |_| {}).map_err(failed)?;
         Ok(())
     }
 
@@ -185,6 +185,7 @@ impl Subject for Native {
             .sync(memory_core::SyncRequest {
                 max_files: None,
                 force,
+                acknowledge_rebuild: false,
             })
             .map_err(failed)?;
         Ok(())

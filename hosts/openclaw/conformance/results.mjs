@@ -66,6 +66,7 @@ export function statusReport(s) {
     provenance_lost: opt(s.provenanceLost),
     promotions_deferred: s.promotionsDeferred,
     sweep_problem: opt(s.sweepProblem),
+    index_rebuilt: opt(s.indexRebuilt),
   };
 }
 
@@ -100,7 +101,7 @@ export function searchHit(h) {
 }
 
 export function searchResult(r) {
-  return { mode: r.mode, degraded: opt(r.degraded), hits: list(r.hits, searchHit) };
+  return { mode: r.mode, degraded: opt(r.degraded), index_rebuilt: opt(r.indexRebuilt), hits: list(r.hits, searchHit) };
 }
 
 export function getResult(g) {
@@ -113,6 +114,7 @@ export function getResult(g) {
     truncated: g.truncated,
     source_class: g.sourceClass,
     framed: g.framed,
+    index_rebuilt: opt(g.indexRebuilt),
   };
 }
 

@@ -131,6 +131,8 @@ const stepFields = {
   min_score: optional(f32),
   max_files: optional(u32),
   force: withDefault(bool, false),
+  // `sync`: a sync the user asked for unless false (a host's own sync).
+  acknowledge_rebuild: withDefault(bool, true),
   known_digest: optional(string),
   text: optional(string),
   origin: optional(string),

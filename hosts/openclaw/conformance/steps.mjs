@@ -139,7 +139,8 @@ async function callOrFail(run) {
 
 /** Component calls: each returns `{value}` or `{error}`. */
 export const componentOps = {
-  sync: (s, step) => call(() => s.memory.sync({ maxFiles: step.max_files, force: step.force }), json.syncReport),
+  sync: (s, step) =>
+    call(() => s.memory.sync({ maxFiles: step.max_files, force: step.force, acknowledgeRebuild: step.acknowledge_rebuild }), json.syncReport),
   status: (s) => call(() => s.memory.status(), json.statusReport),
   async search(s, step) {
     const request = searchRequest(s, step);
@@ -304,6 +305,8 @@ export const runnerOps = {
     return { value: { hits: result.hits.length } };
   },
   read_file: (s, step, workspace) => ({ value: files.readFileForPerson(files.joinPath(workspace, need(step.path, "read_file needs `path`"))) }),
+  // Workspace-relative paths of the files whose path starts with `path`, sorted.
+  list_files: (s, step, workspace) => ({ value: { files: files.listFiles(workspace, need(step.path, "list_files needs `path`")) } }),
 };
 
 /** Host-side operations: they change the workspace or the instance and have no result. */

@@ -145,3 +145,20 @@ export function corruptIndexBytes(index) {
   }
   return Buffer.alloc(Math.max(length, 4096), 0x5a);
 }
+
+/** `list_files`: the workspace-relative paths starting with `prefix` (in its directory, not below), sorted as Rust sorts strings. */
+export function listFiles(root, prefix) {
+  const cut = prefix.lastIndexOf("/");
+  const dir = cut < 0 ? "" : prefix.slice(0, cut);
+  const start = cut < 0 ? prefix : prefix.slice(cut + 1);
+  let names = [];
+  try {
+    names = fs.readdirSync(joinPath(root, dir || "."));
+  } catch {
+    // No such directory: nothing listed.
+  }
+  return names
+    .filter((name) => name.startsWith(start))
+    .map((name) => (dir ? `${dir}/${name}` : name))
+    .sort(compareUtf8);
+}

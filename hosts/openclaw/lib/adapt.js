@@ -139,6 +139,7 @@ export function providerStatusOf(status, { workspaceDir, embedder }) {
       provenanceLost: status.provenanceLost,
       promotionsDeferred: status.promotionsDeferred,
       sweepProblem: status.sweepProblem,
+      indexRebuilt: status.indexRebuilt,
     },
   };
 }

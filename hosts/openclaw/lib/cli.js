@@ -26,6 +26,7 @@ export function formatStatus(status, { workspaceDir, embedder }) {
     lines.push(`Dreaming: budget full: ${status.promotionsDeferred} deferred (MEMORY.md has no room within its budget; each sweep tries again)`);
   }
   if (status.sweepProblem) lines.push(`Dreaming: ${status.sweepProblem}`);
+  if (status.indexRebuilt) lines.push(`Index rebuilt: ${status.indexRebuilt} (shown until the next \`memory index\`)`);
   for (const p of status.problems) lines.push(`Problem: ${p.path}: ${p.problem}`);
   return lines.join("\n");
 }
@@ -89,7 +90,8 @@ export function registerCli(api, memories) {
         .option("--force", "re-read every file")
         .option("--json", "print JSON")
         .action(action(async (opts) => {
-          const total = await memories.syncAll(where(opts), { force: Boolean(opts.force) });
+          // The user asked for it: it reports and clears an implicit rebuild.
+          const total = await memories.syncAll(where(opts), { force: Boolean(opts.force), acknowledgeRebuild: true });
           if (opts.json) return print(total, true);
           const lines = [
             `Indexed ${total.filesIndexed} files (${total.filesUnchanged} unchanged, ${total.filesRemoved} removed) of ${total.filesSeen}; ${total.chunksIndexed} entries and windows.`,
@@ -114,6 +116,7 @@ export function registerCli(api, memories) {
           if (!query.trim()) throw new Error("give a query");
           const { memory } = await memories.fresh(where(opts));
           const result = await memory.search({ query, maxResults: opts.maxResults, minScore: opts.minScore, context: owner() });
+          if (result.indexRebuilt && !opts.json) process.stderr.write(`note: ${result.indexRebuilt}; run \`memory index\` to acknowledge it\n`);
           print(opts.json ? result : `Search mode: ${result.mode}\n${formatHits(result.hits)}`, opts.json);
         }));
 

@@ -320,7 +320,9 @@ export class MemoryComponent {
     return this.call((_, memory) => memory.status());
   }
   sync(request = {}) {
-    return this.call((_, memory) => memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force) }));
+    return this.call((_, memory) =>
+      memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) }),
+    );
   }
   bootstrap(request) {
     return this.call((e, m) => e.bootstrap.load(m, request));

@@ -159,11 +159,11 @@ export class Memories {
    * A full sync in batches (only the first forces; later ones take what is
    * left), with `progress` after each, and the totals.
    */
-  async syncAll(where, { force = false, progress } = {}) {
+  async syncAll(where, { force = false, acknowledgeRebuild = false, progress } = {}) {
     const entry = await this.forWorkspace(where);
     const total = { filesSeen: 0, filesIndexed: 0, filesUnchanged: 0, filesRemoved: 0, filesPending: 0, chunksIndexed: 0, problems: [] };
     for (let first = true; ; first = false) {
-      const report = await this.#sync(entry, { maxFiles: 500, force: force && first });
+      const report = await this.#sync(entry, { maxFiles: 500, force: force && first, acknowledgeRebuild });
       total.filesSeen = report.filesSeen;
       total.filesPending = report.filesPending;
       total.filesIndexed += report.filesIndexed;

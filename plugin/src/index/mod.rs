@@ -3,8 +3,11 @@
 //! ranking logic (that is `rank`) and no file parsing (that is `markdown`).
 //!
 //! Invariant: the index is a projection of the memory files. Anything wrong
-//! with it (missing, corrupt, another schema) is repaired by rebuilding from
-//! the files; only the embedding cache survives a schema rebuild.
+//! with it (missing, corrupt, an older schema, another tokenizer) is repaired
+//! by rebuilding from the files; only the embedding cache survives a schema
+//! rebuild. A damaged file is first set aside (`index.sqlite.damaged-<ms>`,
+//! the newest few kept) so a person can look at it, as the ledger does. An
+//! index written by a newer schema is refused, never rebuilt as an older one.
 
 use crate::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 use crate::embedding::{decode, encode, EmbedderInfo};
@@ -28,6 +31,120 @@ const INDEX_TABLES: &[&str] = &[
 
 /// Tables of earlier schema versions, dropped when the index is rebuilt.
 const RETIRED_TABLES: &[&str] = &["chunks_fts"];
+
+/// Damaged index files kept beside the index for inspection; the oldest
+/// beyond this are removed when another is set aside.
+pub const KEPT_DAMAGED: usize = 3;
+
+/// Why the index could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    Db(DbError),
+    /// The index was written by a newer schema than this build reads: it is
+    /// left as it is (rebuilding it would downgrade it under a newer build).
+    NewerSchema {
+        found: u32,
+    },
+}
+
+impl From<DbError> for OpenError {
+    fn from(e: DbError) -> Self {
+        OpenError::Db(e)
+    }
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Db(e) => e.fmt(f),
+            OpenError::NewerSchema { found } => f.write_str(&newer_schema_message(*found)),
+        }
+    }
+}
+
+/// The refusal of an index of a newer schema, naming both versions and what
+/// to do.
+pub fn newer_schema_message(found: u32) -> String {
+    format!(
+        "the index was written by schema {found}, this build reads up to {SCHEMA_VERSION}; \
+         it is left as it is: use the newer build that wrote it, or delete {} \
+         (the Markdown files are the memory) and run `index` to rebuild it with this one",
+        crate::layout::INDEX_FILE
+    )
+}
+
+/// The reason given for a rebuild of a damaged index.
+pub fn corrupt_reason(error: &DbError, aside: Option<&str>) -> String {
+    match aside {
+        Some(name) => format!(
+            "the index was corrupt ({error}); it was set aside as .memory/{name} and rebuilt from the files"
+        ),
+        None => format!("the index was corrupt ({error}) and was rebuilt from the files"),
+    }
+}
+
+/// Milliseconds since the epoch, for the names of damaged files.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Moves the damaged database at `path` (and its journal, when not empty) aside as
+/// `<name>.damaged-<ms>` (`<ms>` the first free number from `now_ms`), then
+/// removes the oldest set-aside copies beyond `keep`. Returns the name it
+/// was given, or `None` when there was nothing to move or the move failed
+/// (then the file is deleted: a rebuild must not stop on it).
+pub fn set_aside(path: &Path, now_ms: i64, keep: usize) -> Option<String> {
+    let file = path.file_name()?.to_string_lossy().into_owned();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let journal = |p: &Path| {
+        let mut j = p.as_os_str().to_owned();
+        j.push("-journal");
+        PathBuf::from(j)
+    };
+    if !path.exists() {
+        let _ = std::fs::remove_file(journal(path));
+        return None;
+    }
+    let mut ms = now_ms;
+    let aside = loop {
+        let candidate = dir.join(format!("{file}.damaged-{ms}"));
+        if !candidate.exists() && !journal(&candidate).exists() {
+            break candidate;
+        }
+        ms += 1;
+    };
+    let moved = std::fs::rename(path, &aside).is_ok();
+    // A journal with content may hold the rest of the story: it goes with
+    // the copy. An empty one (what `TRUNCATE` leaves) would only be noise.
+    let has_journal = std::fs::metadata(journal(path)).is_ok_and(|m| m.len() > 0);
+    if moved && has_journal {
+        let _ = std::fs::rename(journal(path), journal(&aside));
+    }
+    Index::delete_files(path);
+    // Oldest first, by the number in the name (not the file times, which a
+    // copy or a restore changes).
+    let prefix = format!("{file}.damaged-");
+    let mut kept: Vec<(i64, String)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ms = name.strip_prefix(&prefix)?.parse().ok()?;
+            Some((ms, name))
+        })
+        .collect();
+    kept.sort();
+    let excess = kept.len().saturating_sub(keep);
+    for (_, name) in &kept[..excess] {
+        let old = dir.join(name);
+        let _ = std::fs::remove_file(journal(&old));
+        let _ = std::fs::remove_file(old);
+    }
+    moved.then(|| aside.file_name().unwrap().to_string_lossy().into_owned())
+}
 
 /// A file's row in `sources`.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,8 +273,13 @@ pub struct Index {
 
 impl Index {
     /// Opens the index at `path`, creating or rebuilding it as needed. Returns
-    /// the reason when it had to be (re)created, so the caller can re-sync.
-    pub fn open(path: &Path, tokenizer: FtsTokenizer) -> Result<(Index, Option<String>), DbError> {
+    /// the reason when it had to be (re)created, so the caller can re-sync and
+    /// report it. A damaged file is set aside first; an index of a newer
+    /// schema is refused and left as it is.
+    pub fn open(
+        path: &Path,
+        tokenizer: FtsTokenizer,
+    ) -> Result<(Index, Option<String>), OpenError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| DbError {
                 code: 14,
@@ -168,13 +290,10 @@ impl Index {
         match Self::open_checked(path, tokenizer) {
             Ok((index, None)) if !existed => Ok((index, Some("no index existed".into()))),
             Ok(result) => Ok(result),
-            Err(error) if error.is_corrupt() => {
-                Self::delete_files(path);
+            Err(OpenError::Db(error)) if error.is_corrupt() => {
+                let aside = set_aside(path, now_ms(), KEPT_DAMAGED);
                 let (index, _) = Self::open_checked(path, tokenizer)?;
-                Ok((
-                    index,
-                    Some(format!("the index was corrupt ({error}) and was recreated")),
-                ))
+                Ok((index, Some(corrupt_reason(&error, aside.as_deref()))))
             }
             Err(error) => Err(error),
         }
@@ -197,6 +316,9 @@ impl Index {
             tokenizer,
             next_sequence: std::cell::Cell::new(None),
         };
+        if let Some(found) = index.newer_schema().map_err(|e| e.to_string())? {
+            return Err(newer_schema_message(found));
+        }
         if let Some(problem) = index.schema_problem().map_err(|e| e.to_string())? {
             return Err(format!("the index needs rebuilding: {problem}"));
         }
@@ -216,7 +338,7 @@ impl Index {
     fn open_checked(
         path: &Path,
         tokenizer: FtsTokenizer,
-    ) -> Result<(Index, Option<String>), DbError> {
+    ) -> Result<(Index, Option<String>), OpenError> {
         let conn = Connection::open(path)?;
         // No WAL: WASI offers no shared memory. Exclusive locking keeps the
         // page cache warm between calls; the host allows one writer per
@@ -228,7 +350,6 @@ impl Index {
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; \
              PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;",
         )?;
-        conn.execute_batch(CACHE_SCHEMA)?;
         conn.register_fts5_rank()?;
         let index = Index {
             conn,
@@ -236,10 +357,18 @@ impl Index {
             tokenizer,
             next_sequence: std::cell::Cell::new(None),
         };
-        let reason = index.schema_problem()?;
-        if let Some(reason) = &reason {
+        // Before anything is written: a newer build's index stays as it was.
+        if let Some(found) = index.newer_schema()? {
+            return Err(OpenError::NewerSchema { found });
+        }
+        index.conn.execute_batch(CACHE_SCHEMA)?;
+        if let Some(reason) = index.schema_problem()? {
             index.recreate()?;
-            return Ok((index, Some(reason.clone())));
+            let reason = match reason.as_str() {
+                "no index existed" => reason,
+                _ => format!("{reason}; it was rebuilt from the files"),
+            };
+            return Ok((index, Some(reason)));
         }
         // A cheap probe that touches the FTS structure, so a damaged index
         // shows up now rather than in the middle of a search.
@@ -251,6 +380,26 @@ impl Index {
             )?;
         }
         Ok((index, None))
+    }
+
+    /// The schema version recorded in the index when it is newer than this
+    /// build's (a number; anything else counts as older).
+    fn newer_schema(&self) -> Result<Option<u32>, DbError> {
+        let has_meta = self
+            .conn
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+                &[],
+                |_| Ok(()),
+            )?
+            .is_some();
+        if !has_meta {
+            return Ok(None);
+        }
+        let found = self
+            .meta("schema_version")?
+            .and_then(|v| v.trim().parse::<u32>().ok());
+        Ok(found.filter(|&v| v > SCHEMA_VERSION))
     }
 
     /// Why the existing schema cannot be used, if it cannot.
@@ -268,17 +417,26 @@ impl Index {
         if missing.len() == INDEX_TABLES.len() {
             return Ok(Some("no index existed".into()));
         }
+        let version = match missing.contains(&"meta") {
+            true => None,
+            false => self.meta("schema_version")?,
+        };
+        if let Some(version) = version
+            .as_ref()
+            .filter(|v| **v != SCHEMA_VERSION.to_string())
+        {
+            return Ok(Some(format!(
+                "the index was written by schema {version}, older than this build's {SCHEMA_VERSION}"
+            )));
+        }
         if !missing.is_empty() {
             return Ok(Some(format!(
                 "index tables were missing: {}",
                 missing.join(", ")
             )));
         }
-        let version = self.meta("schema_version")?.unwrap_or_default();
-        if version != SCHEMA_VERSION.to_string() {
-            return Ok(Some(format!(
-                "index schema {version:?} replaced by {SCHEMA_VERSION}"
-            )));
+        if version.is_none() {
+            return Ok(Some("the index recorded no schema version".into()));
         }
         let tokenizer = self.meta("tokenizer")?.unwrap_or_default();
         if tokenizer != self.tokenizer.as_str() {
@@ -306,17 +464,18 @@ impl Index {
         })
     }
 
-    /// Closes the connection, deletes the index file and creates a new one.
-    pub fn reset(&mut self) -> Result<(), DbError> {
-        // Assigning drops (closes) the damaged connection before its file goes.
+    /// Closes the connection, sets the damaged index file aside and creates a
+    /// new one. Returns the name the damaged file was given.
+    pub fn reset(&mut self) -> Result<Option<String>, OpenError> {
+        // Assigning drops (closes) the damaged connection before its file moves.
         self.conn = Connection::open_in_memory()?;
-        Self::delete_files(&self.path);
+        let aside = set_aside(&self.path, now_ms(), KEPT_DAMAGED);
         let (fresh, _) = Self::open(&self.path, self.tokenizer)?;
         *self = fresh;
-        Ok(())
+        Ok(aside)
     }
 
-    /// Removes the index file and its journal, for a corrupt index.
+    /// Removes the index file and its journal.
     pub fn delete_files(path: &Path) {
         let _ = std::fs::remove_file(path);
         let mut journal = path.as_os_str().to_owned();
@@ -334,6 +493,12 @@ impl Index {
             &[Value::Text(key)],
             |r| Ok(r.get_text(0)),
         )
+    }
+
+    pub fn delete_meta(&self, key: &str) -> Result<(), DbError> {
+        self.conn
+            .execute("DELETE FROM meta WHERE key = ?1", &[Value::Text(key)])?;
+        Ok(())
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), DbError> {
@@ -1079,6 +1244,96 @@ mod tests {
             "{tables:?}"
         );
         assert!(tables.iter().any(|t| t == "entries_fts"));
+    }
+
+    #[test]
+    fn an_index_of_a_newer_schema_is_refused_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        {
+            let newer = Connection::open(&path).unwrap();
+            newer
+                .execute_batch(&format!(
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID; \
+                     INSERT INTO meta VALUES ('schema_version', '{}');",
+                    SCHEMA_VERSION + 1
+                ))
+                .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let error = match Index::open(&path, FtsTokenizer::Unicode61) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a newer index was opened"),
+        };
+        let newer = format!("schema {}", SCHEMA_VERSION + 1);
+        let ours = format!("up to {SCHEMA_VERSION}");
+        assert!(error.contains(&newer) && error.contains(&ours), "{error}");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "the file was changed"
+        );
+        let read_only = match Index::open_read_only(&path, FtsTokenizer::Unicode61) {
+            Err(e) => e,
+            Ok(_) => panic!("a newer index was opened read-only"),
+        };
+        assert!(read_only.contains(&newer), "{read_only}");
+    }
+
+    #[test]
+    fn a_damaged_index_is_set_aside_and_only_the_newest_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        // Nothing there: nothing set aside.
+        assert_eq!(set_aside(&path, 1, 2), None);
+        for (ms, garbage) in [(100, b'a'), (100, b'b'), (300, b'c'), (50, b'd')] {
+            std::fs::write(&path, vec![garbage; 64]).unwrap();
+            let mut journal = path.as_os_str().to_owned();
+            journal.push("-journal");
+            std::fs::write(PathBuf::from(journal), b"j").unwrap();
+            assert!(set_aside(&path, ms, 2).is_some());
+            assert!(!path.exists());
+        }
+        // Two at 100 (the second one a millisecond on), one at 300, one at
+        // 50: the two newest by name stay, each with its journal.
+        assert_eq!(
+            damaged_in(dir.path()),
+            [
+                "index.sqlite.damaged-101",
+                "index.sqlite.damaged-101-journal",
+                "index.sqlite.damaged-300",
+                "index.sqlite.damaged-300-journal",
+            ]
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("index.sqlite.damaged-300")).unwrap(),
+            vec![b'c'; 64]
+        );
+    }
+
+    #[test]
+    fn a_corrupt_index_is_set_aside_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        std::fs::write(&path, vec![0x5a; 4096]).unwrap();
+        let (_index, reason) = Index::open(&path, FtsTokenizer::Unicode61).unwrap();
+        let reason = reason.unwrap();
+        assert!(
+            reason.contains("corrupt") && reason.contains("index.sqlite.damaged-"),
+            "{reason}"
+        );
+        assert_eq!(damaged_in(dir.path()).len(), 1);
+    }
+
+    /// The damaged copies (and their journals) in `dir`, sorted.
+    fn damaged_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("index.sqlite.damaged-"))
+            .collect();
+        names.sort();
+        names
     }
 
     #[test]
