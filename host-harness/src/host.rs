@@ -945,15 +945,29 @@ impl WorkspaceLock {
             }
             std::thread::sleep(LOCK_POLL);
         }
+        Ok(WorkspaceLock::holding(file))
+    }
+
+    /// The exclusive lock just taken on `file`, which is made to name this
+    /// process. Naming it is best effort: on a full disk the lock still
+    /// holds (the OS lock is what excludes another harness), and the reads
+    /// a full disk allows still work; a note says so.
+    fn holding(mut file: std::fs::File) -> WorkspaceLock {
         use std::io::{Seek, Write};
-        let mut file = file;
-        file.set_len(0)?;
-        file.seek(std::io::SeekFrom::Start(0))?;
-        write!(file, "pid {}", std::process::id())?;
-        Ok(WorkspaceLock {
+        let named = file
+            .set_len(0)
+            .and_then(|()| file.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| write!(file, "pid {}", std::process::id()));
+        if let Err(e) = named {
+            eprintln!(
+                "note: the workspace lock could not name its holder: {}",
+                io_cause(&e)
+            );
+        }
+        WorkspaceLock {
             file,
             exclusive: true,
-        })
+        }
     }
 
     /// Takes the exclusive lock if free: `None`, or why not.
@@ -1003,17 +1017,7 @@ impl WorkspaceLock {
             Err(Err(error)) => return Err(error),
         };
         let first = match WorkspaceLock::try_exclusive(workspace, &file, &path)? {
-            None => {
-                use std::io::{Seek, Write};
-                let mut file = file;
-                file.set_len(0)?;
-                file.seek(std::io::SeekFrom::Start(0))?;
-                write!(file, "pid {}", std::process::id())?;
-                return Ok(WorkspaceAccess::Writable(WorkspaceLock {
-                    file,
-                    exclusive: true,
-                }));
-            }
+            None => return Ok(WorkspaceAccess::Writable(WorkspaceLock::holding(file))),
             Some(refusal) => refusal,
         };
         // SQLite runs with locks only inside the sandbox: a reader must not

@@ -3,7 +3,8 @@
 //! write there is refused with `workspace-read-only`, changing no byte; a
 //! write waits for a busy workspace up to `limits.lockWaitMs`, then fails
 //! as busy, and a flush or ingest refused that way is spooled and replayed
-//! by the next write; failed calls land in the health record `status` shows.
+//! by the next write; failed calls land in the health record `status` shows;
+//! a full disk names its cause, and reads still work on it.
 
 use memory_harness::host::WorkspaceLock;
 use serde_json::Value;
@@ -293,5 +294,49 @@ fn an_ingest_refused_as_busy_is_spooled_and_replayed_by_the_next_write() {
             .count(),
         0,
         "the spool is empty once replayed"
+    );
+}
+
+#[test]
+fn a_full_disk_names_its_cause_and_reads_still_work() {
+    let disk = Disk::mount();
+    let ws = disk.0.path().join("ws");
+    seed(&ws);
+    assert!(run(harness(&ws).arg("index")).status.success());
+    // Fill the disk to the last byte.
+    let mut filler = std::fs::File::create(disk.0.path().join("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+    drop(filler);
+    let before = snapshot(&ws);
+    for args in [vec!["status"], vec!["search", "loopback"]] {
+        let out = run(harness(&ws).args(&args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let long = "a note that does not fit ".repeat(200);
+    let out = run(harness(&ws).args(["note", "--source", "owner", &long]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no space left on the device"),
+        "{}",
+        stderr(&out)
+    );
+    let daily = ws.join("memory/2026-12-02.md");
+    assert!(
+        !daily.exists()
+            || !std::fs::read_to_string(&daily)
+                .unwrap()
+                .contains("does not fit")
+    );
+    let after = snapshot(&ws);
+    let markdown = |s: &[(PathBuf, Vec<u8>)]| -> Vec<(PathBuf, Vec<u8>)> {
+        s.iter()
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "md"))
+            .cloned()
+            .collect()
+    };
+    assert!(
+        markdown(&after) == markdown(&before),
+        "no Markdown file changed"
     );
 }
