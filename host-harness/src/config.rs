@@ -74,6 +74,9 @@ pub struct LimitsConfig {
     pub memory_mib: Option<usize>,
     /// Deadline of one embedder call (default 30000).
     pub embed_timeout_ms: Option<u64>,
+    /// How long a command waits for a workspace another process holds
+    /// (default 10000).
+    pub lock_wait_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -169,6 +172,9 @@ impl ConfigFile {
     }
 }
 
+/// How long a command waits for a busy workspace by default, in ms.
+pub const DEFAULT_LOCK_WAIT_MS: u64 = 10_000;
+
 /// Everything the harness needs to host the component, resolved.
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -178,6 +184,8 @@ pub struct Resolved {
     pub limits: HostLimits,
     pub embedder: EmbedderChoice,
     pub embed_timeout: Duration,
+    /// How long a command waits for a busy workspace (`limits.lockWaitMs`).
+    pub lock_wait: Duration,
     pub model: ModelChoice,
     pub model_timeout: Duration,
     pub settings: wit_store::Settings,
@@ -319,6 +327,7 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         },
         embedder,
         embed_timeout: Duration::from_millis(file.limits.embed_timeout_ms.unwrap_or(30_000)),
+        lock_wait: Duration::from_millis(file.limits.lock_wait_ms.unwrap_or(DEFAULT_LOCK_WAIT_MS)),
         model,
         model_timeout: Duration::from_millis(m.timeout_ms.unwrap_or(60_000)),
         settings,

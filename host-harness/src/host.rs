@@ -237,6 +237,7 @@ pub fn error_kind(e: &wit::Error) -> &'static str {
         wit::Error::AccessDenied(_) => "access-denied",
         wit::Error::TooLarge(_) => "too-large",
         wit::Error::Io(_) => "io",
+        wit::Error::WorkspaceReadOnly(_) => "workspace-read-only",
         wit::Error::Index(_) => "index",
         wit::Error::Internal(_) => "internal",
     }
@@ -249,6 +250,7 @@ pub fn error_message(e: &wit::Error) -> &str {
         | wit::Error::AccessDenied(m)
         | wit::Error::TooLarge(m)
         | wit::Error::Io(m)
+        | wit::Error::WorkspaceReadOnly(m)
         | wit::Error::Index(m)
         | wit::Error::Internal(m) => m,
     }
@@ -275,6 +277,9 @@ pub struct MemoryHost {
     /// Grant the workspace read-only and open the memory with
     /// `open-read-only` (the review page).
     read_only: bool,
+    /// The command whose failed calls are recorded in the workspace's
+    /// health file (`crate::health`); `None`: not recorded.
+    health_label: Option<String>,
 }
 
 impl Drop for MemoryHost {
@@ -331,6 +336,7 @@ impl MemoryHost {
             live: None,
             ticking,
             read_only: false,
+            health_label: None,
         })
     }
 
@@ -343,6 +349,43 @@ impl MemoryHost {
 
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// Records every failed call from now on in the workspace's health file
+    /// (`.memory/host-health.json`) as `command`; never on a read-only host.
+    pub fn record_health(&mut self, command: &str) {
+        self.health_label = Some(command.to_string());
+    }
+
+    fn note_failure(&self, error: &CallError) {
+        let Some(command) = &self.health_label else {
+            return;
+        };
+        if self.read_only {
+            return;
+        }
+        let message = error.to_string();
+        let (kind, trap, deadline) = match error {
+            CallError::Memory(e) => (error_kind(e), false, false),
+            CallError::Trap(m) if m.contains("past its deadline") => ("deadline", true, true),
+            CallError::Trap(m) if m.contains("memory cap") => ("memory-cap", true, false),
+            CallError::Trap(_) => ("trap", true, false),
+            CallError::Host(_) => ("host", false, false),
+        };
+        let failure = crate::health::Failure {
+            command,
+            kind,
+            message: &message,
+            trap,
+            deadline,
+        };
+        if let Err(e) = crate::health::record(&self.workspace, &failure) {
+            eprintln!(
+                "note: the failure was not recorded in {}: {}",
+                crate::health::HEALTH_FILE,
+                io_cause(&e)
+            );
+        }
     }
 
     fn instantiate(&mut self) -> Result<Live, CallError> {
@@ -437,20 +480,28 @@ impl MemoryHost {
             ResourceAny,
         ) -> wasmtime::Result<Result<T, wit::Error>>,
     ) -> Result<T, CallError> {
-        if self.live.is_none() {
-            self.live = Some(self.instantiate()?);
-        }
-        let ticks = self.deadline_ticks(extra);
-        let live = self.live.as_mut().expect("instantiated above");
-        live.store.set_epoch_deadline(ticks);
-        match f(&mut live.store, &live.bindings, live.memory) {
-            Ok(answer) => answer.map_err(CallError::Memory),
-            Err(error) => {
-                let out_of_memory = live.store.data().limits.refused;
-                self.live = None;
-                Err(explain_trap(error, &self.limits, out_of_memory))
+        let this = &mut *self;
+        let attempt = move || -> Result<T, CallError> {
+            if this.live.is_none() {
+                this.live = Some(this.instantiate()?);
             }
+            let ticks = this.deadline_ticks(extra);
+            let live = this.live.as_mut().expect("instantiated above");
+            live.store.set_epoch_deadline(ticks);
+            match f(&mut live.store, &live.bindings, live.memory) {
+                Ok(answer) => answer.map_err(CallError::Memory),
+                Err(error) => {
+                    let out_of_memory = live.store.data().limits.refused;
+                    this.live = None;
+                    Err(explain_trap(error, &this.limits, out_of_memory))
+                }
+            }
+        };
+        let result = attempt();
+        if let Err(error) = &result {
+            self.note_failure(error);
         }
+        result
     }
 
     pub fn sync(
@@ -719,6 +770,7 @@ impl std::hash::Hasher for HashWriter<'_> {
 /// keeps a pid file, and it honours this lock the same way.
 pub struct WorkspaceLock {
     file: std::fs::File,
+    exclusive: bool,
 }
 
 /// The lock file of the JavaScript host (hosts/openclaw/lib/lock.js).
@@ -737,48 +789,268 @@ fn live_holder(lock_file: &Path) -> Option<u32> {
 
 impl Drop for WorkspaceLock {
     fn drop(&mut self) {
-        // Name no holder once released (the OS lock goes with the file).
-        let _ = self.file.set_len(0);
+        // Name no holder once released (the OS lock goes with the file); a
+        // shared holder named none.
+        if self.exclusive {
+            let _ = self.file.set_len(0);
+        }
     }
 }
 
-impl WorkspaceLock {
-    pub fn acquire(workspace: &Path) -> anyhow::Result<WorkspaceLock> {
-        if let Some(pid) = live_holder(&workspace.join(".memory").join(JS_HOST_LOCK)) {
-            bail!(
-                "the JavaScript host (pid {pid}, an OpenClaw gateway or CLI) is using the memory of {}; stop it or use `openclaw memory …` instead",
-                workspace.display()
-            );
+/// A refusal of the workspace, downcastable from the `anyhow` error that
+/// carries it, whose message starts with its kind.
+macro_rules! workspace_refusal {
+    ($(#[$doc:meta])* $name:ident, $kind:literal) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name(pub String);
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($kind, ": {}"), self.0)
+            }
         }
+
+        impl std::error::Error for $name {}
+    };
+}
+
+workspace_refusal!(
+    /// A write found the workspace busy (another harness or the JavaScript
+    /// host) and the lock did not come free within the wait: nothing was done.
+    WorkspaceBusy,
+    "busy"
+);
+
+workspace_refusal!(
+    /// A write refused because the workspace cannot be written (a read-only
+    /// file system, or a directory this process may not write): nothing was
+    /// done.
+    WorkspaceReadOnly,
+    "workspace-read-only"
+);
+
+/// How a session may use the workspace.
+pub enum WorkspaceAccess {
+    /// The exclusive lock: read and write.
+    Writable(WorkspaceLock),
+    /// Another process is writing: a shared lock is held (writers wait for
+    /// it), and the index is read as it is, not synced. The string says why.
+    Shared(WorkspaceLock, String),
+    /// The workspace cannot be written: no lock is needed, the index is read
+    /// as it is. The string says why (the system's error).
+    ReadOnly(String),
+}
+
+/// The cause of `error` when it says the workspace may not be written.
+pub fn read_only_cause(error: &std::io::Error) -> Option<String> {
+    use std::io::ErrorKind as K;
+    match error.kind() {
+        K::ReadOnlyFilesystem => Some(match error.raw_os_error() {
+            Some(n) => format!("the file system is read-only (os error {n})"),
+            None => "the file system is read-only".into(),
+        }),
+        K::PermissionDenied => Some(match error.raw_os_error() {
+            Some(n) => format!("permission denied (os error {n})"),
+            None => "permission denied".into(),
+        }),
+        _ => None,
+    }
+}
+
+/// An I/O error of the harness with its cause in plain words.
+pub fn io_cause(error: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let plain = match error.kind() {
+        K::StorageFull => "no space left on the device (the disk is full)",
+        K::QuotaExceeded => "no space left: the disk quota is exceeded",
+        K::ReadOnlyFilesystem => "a read-only file system",
+        K::PermissionDenied => "permission denied",
+        _ => return error.to_string(),
+    };
+    format!("{plain} ({error})")
+}
+
+/// How often a waiting lock is retried.
+const LOCK_POLL: Duration = Duration::from_millis(25);
+
+impl WorkspaceLock {
+    /// The exclusive lock, refused at once when another process holds it.
+    pub fn acquire(workspace: &Path) -> anyhow::Result<WorkspaceLock> {
+        WorkspaceLock::acquire_within(workspace, Duration::ZERO)
+    }
+
+    /// The lock file, opened for writing (created with `.memory/` if
+    /// needed); `Err(Ok(cause))` when the workspace cannot be written.
+    fn open_file(workspace: &Path) -> Result<(std::fs::File, PathBuf), anyhow::Result<String>> {
         let dir = workspace.join(".memory");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return Err(match read_only_cause(&e) {
+                Some(cause) => Ok(cause),
+                None => Err(anyhow::anyhow!(
+                    "cannot create {}: {}",
+                    dir.display(),
+                    io_cause(&e)
+                )),
+            });
+        }
         let path = dir.join("harness.lock");
-        let mut file = std::fs::OpenOptions::new()
+        match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path).unwrap_or_default();
-                bail!(
-                    "another memory-harness ({}) is using the index of {}; wait for it to finish, then retry",
-                    if holder.trim().is_empty() { "an unknown process" } else { holder.trim() },
-                    workspace.display()
-                );
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).context("cannot lock the workspace")
-            }
+        {
+            Ok(file) => Ok((file, path)),
+            Err(e) => Err(match read_only_cause(&e) {
+                Some(cause) => Ok(cause),
+                None => Err(anyhow::anyhow!(
+                    "cannot open {}: {}",
+                    path.display(),
+                    io_cause(&e)
+                )),
+            }),
         }
+    }
+
+    /// The exclusive lock, waiting up to `wait` for another harness or the
+    /// JavaScript host to let go. Fails with `WorkspaceBusy` after the wait,
+    /// `WorkspaceReadOnly` when the workspace cannot be written.
+    pub fn acquire_within(workspace: &Path, wait: Duration) -> anyhow::Result<WorkspaceLock> {
+        let (file, path) = match WorkspaceLock::open_file(workspace) {
+            Ok(opened) => opened,
+            Err(Ok(cause)) => {
+                return Err(WorkspaceReadOnly(format!(
+                    "{} cannot be written: {cause}; nothing was written (reads still work)",
+                    workspace.display()
+                ))
+                .into())
+            }
+            Err(Err(error)) => return Err(error),
+        };
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let refusal = match WorkspaceLock::try_exclusive(workspace, &file, &path)? {
+                None => break,
+                Some(refusal) => refusal,
+            };
+            if std::time::Instant::now() >= deadline {
+                let waited = if wait.is_zero() {
+                    String::new()
+                } else {
+                    format!(" (waited {} ms, limits.lockWaitMs)", wait.as_millis())
+                };
+                return Err(WorkspaceBusy(format!("{refusal}{waited}")).into());
+            }
+            std::thread::sleep(LOCK_POLL);
+        }
+        Ok(WorkspaceLock::holding(file))
+    }
+
+    /// The exclusive lock just taken on `file`, which is made to name this
+    /// process. Naming it is best effort: on a full disk the lock still
+    /// holds (the OS lock is what excludes another harness), and the reads
+    /// a full disk allows still work; a note says so.
+    fn holding(mut file: std::fs::File) -> WorkspaceLock {
         use std::io::{Seek, Write};
-        file.set_len(0)?;
-        file.seek(std::io::SeekFrom::Start(0))?;
-        write!(file, "pid {}", std::process::id())?;
-        Ok(WorkspaceLock { file })
+        let named = file
+            .set_len(0)
+            .and_then(|()| file.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| write!(file, "pid {}", std::process::id()));
+        if let Err(e) = named {
+            eprintln!(
+                "note: the workspace lock could not name its holder: {}",
+                io_cause(&e)
+            );
+        }
+        WorkspaceLock {
+            file,
+            exclusive: true,
+        }
+    }
+
+    /// Takes the exclusive lock if free: `None`, or why not.
+    fn try_exclusive(
+        workspace: &Path,
+        file: &std::fs::File,
+        path: &Path,
+    ) -> anyhow::Result<Option<String>> {
+        if let Some(pid) = live_holder(&workspace.join(".memory").join(JS_HOST_LOCK)) {
+            return Ok(Some(format!(
+                "the JavaScript host (pid {pid}, an OpenClaw gateway or CLI) is using the memory of {}; stop it or use `openclaw memory …` instead",
+                workspace.display()
+            )));
+        }
+        match file.try_lock() {
+            Ok(()) => Ok(None),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(path).unwrap_or_default();
+                Ok(Some(format!(
+                    "another memory-harness ({}) is using the index of {}; wait for it to finish, then retry",
+                    if holder.trim().is_empty() {
+                        "an unknown process"
+                    } else {
+                        holder.trim()
+                    },
+                    workspace.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(anyhow::anyhow!(
+                "cannot lock the workspace: {}",
+                io_cause(&e)
+            )),
+        }
+    }
+
+    /// Access for a command that only reads: the exclusive lock when free
+    /// (the index is synced as usual); a shared lock, waiting up to `wait`
+    /// for a writer to finish, when another harness holds it (the index is
+    /// read as it is); no lock at all when the workspace cannot be written.
+    pub fn acquire_for_reading(
+        workspace: &Path,
+        wait: Duration,
+    ) -> anyhow::Result<WorkspaceAccess> {
+        let (file, path) = match WorkspaceLock::open_file(workspace) {
+            Ok(opened) => opened,
+            Err(Ok(cause)) => return Ok(WorkspaceAccess::ReadOnly(cause)),
+            Err(Err(error)) => return Err(error),
+        };
+        let first = match WorkspaceLock::try_exclusive(workspace, &file, &path)? {
+            None => return Ok(WorkspaceAccess::Writable(WorkspaceLock::holding(file))),
+            Some(refusal) => refusal,
+        };
+        // SQLite runs with locks only inside the sandbox: a reader must not
+        // read while another process commits. A shared lock waits for the
+        // writer; readers share it.
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let js_host = live_holder(&workspace.join(".memory").join(JS_HOST_LOCK)).is_some();
+            if !js_host {
+                match file.try_lock_shared() {
+                    Ok(()) => {
+                        return Ok(WorkspaceAccess::Shared(
+                            WorkspaceLock {
+                                file,
+                                exclusive: false,
+                            },
+                            format!("{first}; read as it is"),
+                        ))
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => {}
+                    Err(std::fs::TryLockError::Error(e)) => {
+                        bail!("cannot lock the workspace: {}", io_cause(&e))
+                    }
+                }
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(WorkspaceBusy(format!(
+                    "{first} (waited {} ms, limits.lockWaitMs)",
+                    wait.as_millis()
+                ))
+                .into());
+            }
+            std::thread::sleep(LOCK_POLL);
+        }
     }
 }

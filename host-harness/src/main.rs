@@ -6,9 +6,10 @@ use memory_harness::clock::{fixed_zone, parse_local, parse_now, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
 use memory_harness::host::{
     wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall, wit_store, wit_user,
-    wit_write, CallError,
+    wit_write, CallError, WorkspaceBusy, WorkspaceReadOnly,
 };
-use memory_harness::session::Session;
+use memory_harness::session::{Purpose, Session};
+use memory_harness::spool::{FlushCall, IngestCall, Spooled};
 use memory_harness::{conformance, json};
 use serde_json::{json, Value};
 use std::io::{BufRead, IsTerminal, Write};
@@ -29,6 +30,9 @@ struct Cli {
 
 #[derive(Args, Clone)]
 struct Global {
+    /// The command, as the health record names it (set by `main`).
+    #[arg(skip)]
+    command_label: Option<String>,
     /// The agent workspace (MEMORY.md, USER.md, memory/*.md); the component's only directory.
     #[arg(long, global = true)]
     workspace: Option<PathBuf>,
@@ -424,12 +428,91 @@ enum IntentAction {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    cli.global.command_label = command_label(&cli.command).map(str::to_string);
+    let g = cli.global.clone();
     match run(cli) {
         Ok(code) => std::process::exit(code),
         Err(error) => {
             eprintln!("memory-harness: {error:#}");
-            std::process::exit(1);
+            let busy = error
+                .chain()
+                .any(|e| e.downcast_ref::<WorkspaceBusy>().is_some());
+            record_failure(&g, &error);
+            std::process::exit(if busy { EXIT_BUSY } else { 1 });
+        }
+    }
+}
+
+/// The name of a command that works on one workspace (the health record's
+/// `command`); `None` for the others.
+fn command_label(command: &Command) -> Option<&'static str> {
+    Some(match command {
+        Command::Index { .. } => "index",
+        Command::Status => "status",
+        Command::Search { .. } => "search",
+        Command::Intent { .. } => "intent",
+        Command::User { .. } => "user",
+        Command::Due { .. } => "due",
+        Command::Inject { .. } => "inject",
+        Command::Note { .. } => "note",
+        Command::Flush { .. } => "flush",
+        Command::Ingest { .. } => "ingest",
+        Command::Forget { .. } => "forget",
+        Command::Get { .. } => "get",
+        Command::Dream { .. } => "dream",
+        Command::Serve(_) => "serve",
+        Command::Report { .. } => "report",
+        Command::Bootstrap => "bootstrap",
+        _ => return None,
+    })
+}
+
+/// Records a failed command in the workspace's health file, unless the call
+/// that failed recorded it already (`MemoryHost::record_health`) or the
+/// workspace cannot be written (nor for `report`, which writes nothing).
+fn record_failure(g: &Global, error: &anyhow::Error) {
+    let Some(command) = &g.command_label else {
+        return;
+    };
+    // The review page promises to write nothing to the workspace.
+    if command == "report" {
+        return;
+    }
+    if error.chain().any(|e| {
+        e.downcast_ref::<CallError>().is_some() || e.downcast_ref::<WorkspaceReadOnly>().is_some()
+    }) {
+        return;
+    }
+    let Ok(resolved) = resolved(g, None) else {
+        return;
+    };
+    if !resolved.workspace.join(".memory").is_dir() {
+        return;
+    }
+    let kind = if error
+        .chain()
+        .any(|e| e.downcast_ref::<WorkspaceBusy>().is_some())
+    {
+        "busy"
+    } else {
+        "host"
+    };
+    let message = format!("{error:#}");
+    let failure = memory_harness::health::Failure {
+        command,
+        kind,
+        message: &message,
+        trap: false,
+        deadline: false,
+    };
+    if let Err(e) = memory_harness::health::record(&resolved.workspace, &failure) {
+        if memory_harness::host::read_only_cause(&e).is_none() {
+            eprintln!(
+                "note: the failure was not recorded in {}: {}",
+                memory_harness::health::HEALTH_FILE,
+                memory_harness::host::io_cause(&e)
+            );
         }
     }
 }
@@ -628,12 +711,22 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Status => {
-            let mut session = open(&g)?;
+            let mut session = open_as(&g, Purpose::Read)?;
             let status = session.host.status().map_err(call_error)?;
+            let health = memory_harness::health::load(&session.host.workspace().to_path_buf());
             if g.json {
-                println!("{}", json::status_report(&status));
+                let mut out = json::status_report(&status);
+                out["host_health"] = serde_json::to_value(health.unwrap_or_default())?;
+                print_notes(&session);
+                println!("{}", with_notes(out, &session));
             } else {
+                print_notes(&session);
                 print_status(&status);
+                if let Some(health) = &health {
+                    for line in memory_harness::health::describe(health) {
+                        println!("{line}");
+                    }
+                }
             }
             Ok(0)
         }
@@ -644,10 +737,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             min_score,
             no_sync,
         } => {
-            let mut session = open(&g)?;
-            if !no_sync {
+            let mut session = open_as(&g, Purpose::Read)?;
+            if !no_sync && session.writable {
                 session.sync_all(false, false, |_| {}).map_err(call_error)?;
             }
+            print_notes(&session);
             if batch {
                 return search_batch(&mut session, max_results, min_score);
             }
@@ -660,7 +754,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             let result = session.host.search(&request).map_err(call_error)?;
             if g.json {
-                println!("{}", json::search_result(&result));
+                println!("{}", with_notes(json::search_result(&result), &session));
             } else {
                 print_search(&result);
             }
@@ -922,23 +1016,23 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             for problem in &unreadable {
                 eprintln!("warning: transcript {problem}");
             }
-            let mut state = open(&g)?;
-            let mut context = state.context();
-            context.session_id = Some(session.clone());
-            let request = wit_write::FlushRequest {
-                session_id: session,
-                state: wit_write::SessionState {
-                    token_estimate: tokens.unwrap_or(context_window),
-                    context_window,
-                    reserve_tokens: reserve,
-                    compaction_cycle: cycle,
-                },
-                soft_threshold_tokens: soft_threshold,
+            let call = Spooled::Flush(FlushCall {
+                session,
                 transcript: text,
-                timeout_ms: None,
-                context,
+                now_ms: 0,
+                tokens,
+                context_window,
+                reserve,
+                cycle,
+                soft_threshold,
+            });
+            let (mut state, Spooled::Flush(call)) = (match open_or_spool(&g, call)? {
+                Ok(opened) => opened,
+                Err(code) => return Ok(code),
+            }) else {
+                unreachable!("a flush")
             };
-            let report = state.host.flush(&request).map_err(call_error)?;
+            let report = run_flush(&mut state, &call).map_err(call_error)?;
             if g.json {
                 println!("{}", json::flush_report(&report));
             } else {
@@ -964,17 +1058,21 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             not_owner,
         } => {
             let (text, unreadable) = read_transcript(&transcript)?;
-            let mut state = open(&g)?;
-            let mut context = state.context();
-            context.sender_is_owner = !not_owner;
-            context.session_kind = Some(parse_session_kind(&session_kind)?);
-            context.session_id = Some(session.clone());
-            let request = wit_write::IngestRequest {
-                session_id: session,
+            parse_session_kind(&session_kind)?;
+            let call = Spooled::Ingest(IngestCall {
+                session,
                 transcript: text,
-                context,
+                now_ms: 0,
+                session_kind,
+                not_owner,
+            });
+            let (mut state, Spooled::Ingest(call)) = (match open_or_spool(&g, call)? {
+                Ok(opened) => opened,
+                Err(code) => return Ok(code),
+            }) else {
+                unreachable!("an ingest")
             };
-            let mut report = state.host.ingest(&request).map_err(call_error)?;
+            let mut report = run_ingest(&mut state, &call).map_err(call_error)?;
             report.problems = memory_harness::transcript::merge_problems(
                 std::mem::take(&mut report.problems),
                 unreadable,
@@ -1023,7 +1121,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Get { target } => {
-            let mut session = open(&g)?;
+            let mut session = open_as(&g, Purpose::Read)?;
+            print_notes(&session);
             let mut request = parse_get_target(&target)?;
             request.context = Some(session.context());
             let got = session.host.get(&request).map_err(call_error)?;
@@ -1031,7 +1130,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 eprintln!("note: {}", rebuilt_note(why));
             }
             if g.json {
-                println!("{}", json::get_result(&got));
+                println!("{}", with_notes(json::get_result(&got), &session));
             } else {
                 // Outside content is shown as a model would see it: escaped,
                 // inside its block, with the warning.
@@ -1092,7 +1191,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             refresh,
         } => report(&g, out, serve, max_requests, refresh),
         Command::Bootstrap => {
-            let mut session = open(&g)?;
+            let mut session = open_as(&g, Purpose::Read)?;
+            print_notes(&session);
             let request = wit_bootstrap::BootstrapRequest {
                 purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
                 context: session.context(),
@@ -1100,7 +1200,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             let result = session.host.bootstrap(&request).map_err(call_error)?;
             if g.json {
-                println!("{}", json::bootstrap_result(&result));
+                println!("{}", with_notes(json::bootstrap_result(&result), &session));
             } else {
                 print_bootstrap(&result);
             }
@@ -1283,10 +1383,22 @@ fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
     notes.pop().context("the corpus has no daily notes")
 }
 
+/// A session that may write (waiting up to `limits.lockWaitMs` for a busy
+/// workspace), with the spool replayed first.
 fn open(g: &Global) -> anyhow::Result<Session> {
+    open_as(g, Purpose::Write)
+}
+
+fn open_as(g: &Global, purpose: Purpose) -> anyhow::Result<Session> {
     let resolved = resolved(g, None)?;
     let now = now_ms(g, &resolved)?;
-    let mut session = Session::open(&resolved, now)?;
+    let mut session = Session::open_for(&resolved, now, purpose)?;
+    if let Some(label) = &g.command_label {
+        session.host.record_health(label);
+    }
+    if session.writable {
+        replay_spool(&mut session);
+    }
     session.taint = g
         .taint
         .as_deref()
@@ -1338,7 +1450,164 @@ fn parse_session_kind(kind: &str) -> anyhow::Result<wit::SessionKind> {
 }
 
 fn call_error(error: CallError) -> anyhow::Error {
-    anyhow::anyhow!("{error}")
+    anyhow::Error::new(error)
+}
+
+/// `note:` lines on stderr: why the index was read as it is.
+fn print_notes(session: &Session) {
+    for note in &session.notes {
+        eprintln!("note: {note}");
+    }
+}
+
+/// `value` with the session's notes as `notes` (when there are any).
+fn with_notes(mut value: Value, session: &Session) -> Value {
+    if !session.notes.is_empty() {
+        value["notes"] = json!(session.notes);
+    }
+    value
+}
+
+/// The exit code of a flush or ingest that was spooled, not written.
+const EXIT_SPOOLED: i32 = 3;
+/// The exit code of a command refused because the workspace stayed busy.
+const EXIT_BUSY: i32 = 75;
+
+/// A writing session for a flush or ingest; when the workspace stays busy
+/// past `limits.lockWaitMs`, the call is spooled (`.memory/spool/`) for the
+/// next write command to replay, and `Err(EXIT_SPOOLED)` is returned.
+fn open_or_spool(g: &Global, mut call: Spooled) -> anyhow::Result<Result<(Session, Spooled), i32>> {
+    let resolved = resolved(g, None)?;
+    let now = now_ms(g, &resolved)?;
+    call.set_now(now);
+    match open(g) {
+        Ok(session) => Ok(Ok((session, call))),
+        Err(error) => {
+            let Some(busy) = error
+                .chain()
+                .find_map(|e| e.downcast_ref::<WorkspaceBusy>())
+            else {
+                return Err(error);
+            };
+            let path = memory_harness::spool::write(&resolved.workspace, &call).map_err(|e| {
+                anyhow::anyhow!(
+                    "{busy}; and {} could not be spooled ({}): nothing was kept, retry",
+                    call.describe(),
+                    memory_harness::host::io_cause(&e)
+                )
+            })?;
+            eprintln!(
+                "memory-harness: spooled: {busy}; {} was saved to {} and will be written by the next command that writes to this workspace (exit {EXIT_SPOOLED})",
+                call.describe(),
+                path.strip_prefix(&resolved.workspace).unwrap_or(&path).display()
+            );
+            Ok(Err(EXIT_SPOOLED))
+        }
+    }
+}
+
+/// Replays the spooled flushes and ingests, oldest first; each file is
+/// removed once its call succeeded. Says on stderr what it did.
+fn replay_spool(session: &mut Session) {
+    let workspace = session.host.workspace().to_path_buf();
+    let now = session.now_ms;
+    for (path, call) in memory_harness::spool::pending(&workspace) {
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let call = match call {
+            Ok(call) => call,
+            Err(why) => {
+                eprintln!(
+                    "warning: the spooled call {name} cannot be read ({why}); it is left in place"
+                );
+                continue;
+            }
+        };
+        let outcome = match &call {
+            Spooled::Flush(c) => run_flush(session, c).map(|r| r.reason),
+            Spooled::Ingest(c) => run_ingest(session, c).map(|r| {
+                format!(
+                    "{} of {} messages written",
+                    r.messages_written, r.messages_read
+                )
+            }),
+        };
+        match outcome {
+            Ok(summary) => {
+                let _ = std::fs::remove_file(&path);
+                eprintln!("note: replayed the spooled {} ({name}): {summary}", call.describe());
+            }
+            Err(error) => eprintln!(
+                "warning: the spooled {} ({name}) failed again and is kept for the next command: {error}",
+                call.describe()
+            ),
+        }
+    }
+    session.set_now(now);
+}
+
+/// The session's turn context at `now_ms` (a spooled call's own time).
+fn context_at(state: &mut Session, now_ms: i64) -> wit::TurnContext {
+    let keep = state.now_ms;
+    state.set_now(now_ms);
+    let context = state.context();
+    state.set_now(keep);
+    context
+}
+
+fn run_flush(state: &mut Session, call: &FlushCall) -> Result<wit_write::FlushReport, CallError> {
+    let FlushCall {
+        session,
+        transcript,
+        now_ms,
+        tokens,
+        context_window,
+        reserve,
+        cycle,
+        soft_threshold,
+    } = call;
+    let mut context = context_at(state, *now_ms);
+    context.session_id = Some(session.clone());
+    let request = wit_write::FlushRequest {
+        session_id: session.clone(),
+        state: wit_write::SessionState {
+            token_estimate: tokens.unwrap_or(*context_window),
+            context_window: *context_window,
+            reserve_tokens: *reserve,
+            compaction_cycle: *cycle,
+        },
+        soft_threshold_tokens: *soft_threshold,
+        transcript: transcript.clone(),
+        timeout_ms: None,
+        context,
+    };
+    state.host.flush(&request)
+}
+
+fn run_ingest(
+    state: &mut Session,
+    call: &IngestCall,
+) -> Result<wit_write::IngestReport, CallError> {
+    let IngestCall {
+        session,
+        transcript,
+        now_ms,
+        session_kind,
+        not_owner,
+    } = call;
+    let mut context = context_at(state, *now_ms);
+    context.sender_is_owner = !not_owner;
+    context.session_kind =
+        Some(parse_session_kind(session_kind).unwrap_or(wit::SessionKind::Interactive));
+    context.session_id = Some(session.clone());
+    state.host.ingest(&wit_write::IngestRequest {
+        session_id: session.clone(),
+        transcript: transcript.clone(),
+        context,
+    })
 }
 
 fn parse_get_target(target: &str) -> anyhow::Result<wit_recall::GetRequest> {

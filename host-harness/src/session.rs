@@ -3,7 +3,9 @@
 
 use crate::config::Resolved;
 use crate::embed::Lender;
-use crate::host::{wit, wit_store, CallError, MemoryHost, WorkspaceLock};
+use crate::host::{
+    wit, wit_store, CallError, MemoryHost, WorkspaceAccess, WorkspaceLock, WorkspaceReadOnly,
+};
 use crate::model::ModelLender;
 
 /// Changed files in the first `sync` call of a full sync; later calls adapt
@@ -39,21 +41,74 @@ pub struct Session {
     pub time_zone: jiff::tz::TimeZone,
     /// The turn's taint (`--taint`), given to every call's context.
     pub taint: Option<crate::host::wit::SourceClass>,
-    _lock: WorkspaceLock,
+    /// Why the index is read as it is, when it is (a read-only or busy
+    /// workspace): printed as `note:` lines and in `--json` output.
+    pub notes: Vec<String>,
+    /// Whether the session may write (and sync) the workspace.
+    pub writable: bool,
+    _lock: Option<WorkspaceLock>,
+}
+
+/// What a command does to the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// It may write: the exclusive lock, waiting up to `limits.lockWaitMs`.
+    Write,
+    /// It only reads: the exclusive lock when free (the index is synced);
+    /// else read as it is, under a shared lock (busy) or none (read-only).
+    Read,
+    /// It reads the memory as it is, never syncing (the review page).
+    ReadAsItIs,
 }
 
 impl Session {
     /// A session that only reads: the workspace is granted read-only and the
     /// memory opened with `open-read-only` (the review page).
     pub fn open_read_only(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Session> {
-        let mut session = Session::open(resolved, now_ms)?;
-        session.host.set_read_only();
-        Ok(session)
+        Session::open_for(resolved, now_ms, Purpose::ReadAsItIs)
     }
 
+    /// A session that may write, waiting up to `limits.lockWaitMs` for a
+    /// busy workspace.
     pub fn open(resolved: &Resolved, now_ms: i64) -> anyhow::Result<Session> {
-        let lock = WorkspaceLock::acquire(&resolved.workspace)?;
-        let host = MemoryHost::new(
+        Session::open_for(resolved, now_ms, Purpose::Write)
+    }
+
+    pub fn open_for(resolved: &Resolved, now_ms: i64, purpose: Purpose) -> anyhow::Result<Session> {
+        let workspace = &resolved.workspace;
+        let access = match purpose {
+            Purpose::Write => WorkspaceAccess::Writable(WorkspaceLock::acquire_within(
+                workspace,
+                resolved.lock_wait,
+            )?),
+            Purpose::Read | Purpose::ReadAsItIs => {
+                WorkspaceLock::acquire_for_reading(workspace, resolved.lock_wait)?
+            }
+        };
+        let mut notes = Vec::new();
+        let (lock, writable) = match access {
+            WorkspaceAccess::Writable(lock) => (Some(lock), purpose != Purpose::ReadAsItIs),
+            WorkspaceAccess::Shared(lock, why) => {
+                notes.push(format!(
+                    "the index was read as it is, without bringing it up to date, and may be stale: {why}"
+                ));
+                (Some(lock), false)
+            }
+            WorkspaceAccess::ReadOnly(why) => {
+                if !workspace.join(".memory/index.sqlite").is_file() {
+                    return Err(WorkspaceReadOnly(format!(
+                        "{} cannot be written ({why}) and has no index yet (.memory/index.sqlite): there is nothing to read; index it once where it can be written (`memory-harness index`)",
+                        workspace.display()
+                    ))
+                    .into());
+                }
+                notes.push(format!(
+                    "the workspace cannot be written ({why}): the index was used as it is and may be stale"
+                ));
+                (None, false)
+            }
+        };
+        let mut host = MemoryHost::new(
             &resolved.component,
             resolved.cache_dir.as_deref(),
             &resolved.workspace,
@@ -62,6 +117,9 @@ impl Session {
             Lender::new(&resolved.embedder, resolved.embed_timeout),
             ModelLender::new(&resolved.model, resolved.model_timeout)?,
         )?;
+        if !writable {
+            host.set_read_only();
+        }
         Ok(Session {
             host,
             now_ms,
@@ -70,6 +128,8 @@ impl Session {
             utc_offset_minutes: crate::clock::offset_minutes_at(&resolved.time_zone, now_ms),
             time_zone: resolved.time_zone.clone(),
             taint: None,
+            notes,
+            writable,
             _lock: lock,
         })
     }

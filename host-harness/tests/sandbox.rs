@@ -102,6 +102,7 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
             memory_bytes: 1 << 30,
         },
     );
+    host.record_health("sync");
     let error = host
         .sync(&wit_store::SyncRequest {
             max_files: None,
@@ -113,6 +114,14 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
         CallError::Trap(message) => assert!(message.contains("deadline"), "{message}"),
         other => panic!("expected a trap, got {other}"),
     }
+    // The stop is counted in the workspace, for `status` to show.
+    let health = memory_harness::health::load(ws.path()).expect("a health record");
+    assert_eq!((health.traps, health.deadline_stops), (1, 1), "{health:?}");
+    let last = health.last_error.expect("the last error");
+    assert_eq!(
+        (last.command.as_str(), last.kind.as_str()),
+        ("sync", "deadline")
+    );
     assert!(
         !host.has_live_instance(),
         "the trapped instance is discarded"

@@ -990,6 +990,7 @@ fn to_wit_error(e: MemoryError) -> wit::Error {
         MemoryError::AccessDenied(m) => wit::Error::AccessDenied(m),
         MemoryError::TooLarge(m) => wit::Error::TooLarge(m),
         MemoryError::Io(m) => wit::Error::Io(m),
+        MemoryError::WorkspaceReadOnly(m) => wit::Error::WorkspaceReadOnly(m),
         MemoryError::Index(m) => wit::Error::Index(m),
         MemoryError::Internal(m) => wit::Error::Internal(m),
     }

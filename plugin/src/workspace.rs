@@ -264,8 +264,8 @@ impl Workspace {
         }
         let tmp = state.join(format!("{name}.replace-{now_ms}"));
         if let Some(bytes) = bytes {
-            let written = std::fs::File::create(&tmp).and_then(|mut f| {
-                std::io::Write::write_all(&mut f, bytes)?;
+            let written = std::fs::File::create(&tmp).and_then(|f| {
+                write_all_at(&f, bytes, 0)?;
                 f.sync_all()
             });
             if let Err(e) = written {
@@ -294,6 +294,46 @@ impl Workspace {
         })?;
         Ok(true)
     }
+}
+
+/// Writes all of `bytes` at `offset`. On WASI each piece is one positional
+/// `descriptor.write`, whose error code names the cause (no space, read-only,
+/// permission); a write through a stream reports every failure as EIO.
+pub(crate) fn write_all_at(file: &std::fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    let mut written = 0;
+    while written < bytes.len() {
+        match pwrite(file, &bytes[written..], offset + written as u64) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_arch = "wasm32")]
+fn pwrite(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        #[link_name = "pwrite"]
+        fn libc_pwrite(fd: i32, buf: *const u8, count: usize, offset: i64) -> isize;
+    }
+    let offset = i64::try_from(offset)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: the buffer is valid for `buf.len()` bytes and the descriptor is
+    // open for as long as `file` lives.
+    let n = unsafe { libc_pwrite(file.as_raw_fd(), buf.as_ptr(), buf.len(), offset) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn pwrite(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::write_at(file, buf, offset)
 }
 
 /// What `read_bootstrap` found.

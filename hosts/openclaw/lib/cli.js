@@ -80,7 +80,17 @@ export function registerCli(api, memories) {
           const target = where(opts);
           const entry = await memories.forWorkspace(target);
           const status = await entry.memory.status();
-          print(opts.json ? { workspaceDir: target.workspaceDir, embedder: entry.embedder, status } : formatStatus(status, { workspaceDir: target.workspaceDir, embedder: entry.embedder }), opts.json);
+          const health = entry.memory.health?.() ?? null;
+          const notes = entry.memory.notes ?? [];
+          if (opts.json) return print({ workspaceDir: target.workspaceDir, embedder: entry.embedder, status, hostHealth: health, notes }, true);
+          const lines = [formatStatus(status, { workspaceDir: target.workspaceDir, embedder: entry.embedder })];
+          for (const note of notes) lines.push(`Note: ${note}`);
+          if (health) {
+            lines.push(`Host health: ${health.errors ?? 0} failed calls, ${health.traps ?? 0} traps (${health.deadline_stops ?? 0} at the deadline)`);
+            const e = health.last_error;
+            if (e) lines.push(`Last error: ${new Date(e.at_ms).toISOString()} ${e.host} ${e.command} [${e.kind}]: ${e.message}`);
+          }
+          print(lines.join("\n"));
         }));
 
       memory

@@ -7,11 +7,20 @@
 // import (JSPI) must not be re-entered. A trap kills the instance; the next
 // call starts a fresh one on the same workspace.
 
+import fs from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import * as shim from "@bytecodealliance/preview2-shim";
-import { acquireWorkspaceLock } from "./lock.js";
+import { acquireWorkspaceLockWaiting, DEFAULT_LOCK_WAIT_MS } from "./lock.js";
+import { loadHealth, recordFailure } from "./health.js";
+import { pending as pendingSpool, spool } from "./spool.js";
+
+/** Calls that write: refused with `workspace-read-only` on a read-only workspace. */
+const WRITES = new Set([
+  "sync", "note", "ingest", "flush", "forget", "triggerInject", "intentCreate",
+  "intentCancel", "due", "userSet", "dreamRun", "dreamRollback",
+]);
 
 const componentDir = fileURLToPath(new URL("../component/", import.meta.url));
 const GUEST_WORKSPACE = "/workspace";
@@ -209,7 +218,10 @@ function wasiImports(workspaceDir) {
  * Options: `workspaceDir` (host path, granted as `/workspace`), `settings`
  * (overrides of `referenceSettings()`, `workspace` excepted), `embedder`,
  * `model` (see the imports above), `embedTimeoutMs` (default 30 s), `lock`
- * (default true: one process per workspace).
+ * (default true: one process per workspace), `lockWaitMs` (default 10 s: how
+ * long a workspace another process holds is waited for; then the call fails
+ * with kind `busy`), `health` (default false: record failed calls and traps
+ * in `.memory/host-health.json`, memory-harness's format).
  */
 export class MemoryComponent {
   #options;
@@ -220,10 +232,23 @@ export class MemoryComponent {
   #closed = false; // after close(), calls are refused instead of reopening behind the owner's back
   #lastStatus = null; // the last status read while idle, for `statusNow` during a call
   modelCalls = { count: 0 };
+  /** Why the workspace is read as it is (it cannot be written), or null. */
+  readOnly = null;
+  /** Notes for the caller: why the index may be stale. */
+  notes = [];
+  /** Spooled calls replayed when the workspace was opened: `{ call, file, report | error }`. */
+  replayed = [];
 
   constructor(options) {
     if (!options?.workspaceDir) throw new MemoryError("invalid-input", "workspaceDir is required");
-    this.#options = { embedTimeoutMs: 30000, modelTimeoutMs: 60000, lock: true, ...options };
+    this.#options = {
+      embedTimeoutMs: 30000,
+      modelTimeoutMs: 60000,
+      lock: true,
+      lockWaitMs: DEFAULT_LOCK_WAIT_MS,
+      health: false,
+      ...options,
+    };
     this.workspaceDir = path.resolve(options.workspaceDir);
     this.settings = mergeSettings(referenceSettings(), options.settings ?? {});
     this.settings.workspace = GUEST_WORKSPACE;
@@ -238,8 +263,19 @@ export class MemoryComponent {
   async #ensure() {
     if (this.#instance) return this.#instance;
     if (this.#closed) throw new MemoryError("io", `the memory of ${this.workspaceDir} was closed`);
-    if (this.#options.lock && !this.#release) {
-      this.#release = acquireWorkspaceLock(this.workspaceDir);
+    if (this.#options.lock && !this.#release && !this.readOnly) {
+      try {
+        this.#release = await acquireWorkspaceLockWaiting(this.workspaceDir, this.#options.lockWaitMs);
+      } catch (error) {
+        if (error.kind !== "workspace-read-only") {
+          if (error.kind) throw new MemoryError(error.kind, error.message);
+          throw error;
+        }
+        // Nothing can write here, so no lock is needed to read: the index is
+        // opened as it is (`open-read-only`) and may be stale.
+        this.readOnly = error.why;
+        this.notes = [`${error.why}: the index is used as it is and may be stale`];
+      }
     }
     patchOpenAt();
     const { instantiate } = await loadTranspiled();
@@ -252,12 +288,59 @@ export class MemoryComponent {
     const exports = await instantiate(compileCore, imports);
     let memory;
     try {
-      memory = exports.store.Memory.open(this.settings);
+      memory = this.readOnly
+        ? exports.store.Memory.openReadOnly(this.settings)
+        : exports.store.Memory.open(this.settings);
     } catch (error) {
-      throw asMemoryError(error);
+      const failure = asMemoryError(error);
+      if (this.readOnly && failure instanceof MemoryError) {
+        throw new MemoryError("workspace-read-only", `${this.readOnly}, and its memory cannot be read as it is (${failure.detail})`);
+      }
+      throw failure;
     }
     this.#instance = { exports, memory };
+    if (!this.readOnly) await this.#replaySpool(exports, memory);
     return this.#instance;
+  }
+
+  /** Replays this host's spooled flushes and ingests, oldest first (see spool.js). */
+  async #replaySpool(exports, memory) {
+    for (const entry of pendingSpool(this.workspaceDir)) {
+      if (entry.error) continue; // unreadable: left in place for an operator
+      try {
+        const report =
+          entry.call === "flush"
+            ? await exports.write.flush(memory, entry.request)
+            : await exports.write.ingest(memory, entry.request);
+        fs.rmSync(entry.file, { force: true });
+        this.replayed.push({ call: entry.call, file: path.basename(entry.file), report });
+      } catch (error) {
+        if (error instanceof WebAssembly.RuntimeError) throw trapError(error);
+        // Kept for the next open.
+        this.replayed.push({ call: entry.call, file: path.basename(entry.file), error: asMemoryError(error) });
+      }
+    }
+  }
+
+  /**
+   * A flush or ingest: when the workspace stays busy past `lockWaitMs`, the
+   * request is spooled (never dropped) and the call fails with kind `busy`
+   * and `spooled` naming the file; it is written when this host gets the
+   * workspace.
+   */
+  async #spoolable(call, request) {
+    try {
+      return await this.call((e, m) => e.write[call](m, request), call);
+    } catch (error) {
+      if (error?.kind !== "busy") throw error;
+      const file = spool(this.workspaceDir, call, request);
+      const spooled = new MemoryError(
+        "busy",
+        `${error.detail}; the ${call} was spooled to ${path.relative(this.workspaceDir, file)} and will be written when this host gets the workspace`,
+      );
+      spooled.spooled = file;
+      throw spooled;
+    }
   }
 
   #enqueue(task) {
@@ -275,20 +358,46 @@ export class MemoryComponent {
   }
 
   /** Runs `fn(exports, memory)` in the queue; component errors become MemoryError. */
-  call(fn) {
+  call(fn, command = "call") {
     return this.#enqueue(async () => {
-      const { exports, memory } = await this.#ensure();
       try {
-        return await fn(exports, memory);
-      } catch (error) {
-        if (error instanceof WebAssembly.RuntimeError) {
-          // A trap leaves the instance unusable: the next call starts anew.
-          this.#instance = null;
-          throw trapError(error);
+        const { exports, memory } = await this.#ensure();
+        if (this.readOnly && WRITES.has(command)) {
+          throw new MemoryError("workspace-read-only", `${command} writes, and ${this.readOnly}; nothing was written`);
         }
-        throw asMemoryError(error);
+        try {
+          return await fn(exports, memory);
+        } catch (error) {
+          if (error instanceof WebAssembly.RuntimeError) {
+            // A trap leaves the instance unusable: the next call starts anew.
+            this.#instance = null;
+            throw trapError(error);
+          }
+          throw asMemoryError(error);
+        }
+      } catch (error) {
+        this.#noteFailure(command, error);
+        throw error;
       }
     });
+  }
+
+  /** Records a failed call in the workspace's health file (not when it is read-only). */
+  #noteFailure(command, error) {
+    if (!this.#options.health) return;
+    const kind = error?.trapped ? "trap" : (error?.kind ?? "host");
+    if (kind === "workspace-read-only") return;
+    recordFailure(this.workspaceDir, {
+      command,
+      kind,
+      message: String(error?.message ?? error),
+      trap: Boolean(error?.trapped),
+    });
+  }
+
+  /** The health record (`.memory/host-health.json`), or null. */
+  health() {
+    return loadHealth(this.workspaceDir);
   }
 
   /**
@@ -317,66 +426,68 @@ export class MemoryComponent {
   }
 
   status() {
-    return this.call((_, memory) => memory.status());
+    return this.call((_, memory) => memory.status(), "status");
   }
   sync(request = {}) {
-    return this.call((_, memory) =>
-      memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) }),
+    return this.call(
+      (_, memory) =>
+        memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) }),
+      "sync",
     );
   }
   bootstrap(request) {
-    return this.call((e, m) => e.bootstrap.load(m, request));
+    return this.call((e, m) => e.bootstrap.load(m, request), "bootstrap");
   }
   search(request) {
-    return this.call((e, m) => e.recall.search(m, request));
+    return this.call((e, m) => e.recall.search(m, request), "search");
   }
   get(request) {
-    return this.call((e, m) => e.recall.get(m, request));
+    return this.call((e, m) => e.recall.get(m, request), "get");
   }
   note(request) {
-    return this.call((e, m) => e.write.note(m, request));
+    return this.call((e, m) => e.write.note(m, request), "note");
   }
   ingest(request) {
-    return this.call((e, m) => e.write.ingest(m, request));
+    return this.#spoolable("ingest", request);
   }
   flush(request) {
-    return this.call((e, m) => e.write.flush(m, request));
+    return this.#spoolable("flush", request);
   }
   forget(request) {
-    return this.call((e, m) => e.write.forget(m, request));
+    return this.call((e, m) => e.write.forget(m, request), "forget");
   }
   triggerInject(request) {
-    return this.call((e, m) => e.inject.triggerInject(m, request));
+    return this.call((e, m) => e.inject.triggerInject(m, request), "triggerInject");
   }
   escalate(request) {
-    return this.call((e, m) => e.inject.escalate(m, request));
+    return this.call((e, m) => e.inject.escalate(m, request), "escalate");
   }
   intentCreate(spec, context) {
-    return this.call((e, m) => e.intents.create(m, spec, context));
+    return this.call((e, m) => e.intents.create(m, spec, context), "intentCreate");
   }
   intentList(context) {
-    return this.call((e, m) => e.intents.list(m, context));
+    return this.call((e, m) => e.intents.list(m, context), "intentList");
   }
   intentCancel(id, context) {
-    return this.call((e, m) => e.intents.cancel(m, BigInt(id), context));
+    return this.call((e, m) => e.intents.cancel(m, BigInt(id), context), "intentCancel");
   }
   due(atMs) {
-    return this.call((e, m) => e.intents.due(m, BigInt(atMs)));
+    return this.call((e, m) => e.intents.due(m, BigInt(atMs)), "due");
   }
   userShow() {
-    return this.call((e, m) => e.user.show(m));
+    return this.call((e, m) => e.user.show(m), "userShow");
   }
   userSet(request) {
-    return this.call((e, m) => e.user.set(m, request));
+    return this.call((e, m) => e.user.set(m, request), "userSet");
   }
   dreamRun(request) {
-    return this.call((e, m) => e.dream.run(m, request));
+    return this.call((e, m) => e.dream.run(m, request), "dreamRun");
   }
   dreamRollback(context) {
-    return this.call((e, m) => e.dream.rollback(m, context));
+    return this.call((e, m) => e.dream.rollback(m, context), "dreamRollback");
   }
   report(request) {
-    return this.call((e, m) => e.report.gather(m, request));
+    return this.call((e, m) => e.report.gather(m, request), "report");
   }
 
   /** Drops the instance (the next call opens the workspace again), keeping the lock. */

@@ -24,14 +24,70 @@ function alive(pid) {
   }
 }
 
+/** How long a busy workspace is waited for by default (memory-harness's `limits.lockWaitMs`). */
+export const DEFAULT_LOCK_WAIT_MS = 10000;
+
+/** The error codes that say the workspace may not be written. */
+const READ_ONLY_CODES = new Set(["EROFS", "EACCES", "EPERM"]);
+
+/** An error of kind `kind` (`workspace-read-only`, `busy`), as the component's errors carry one. */
+function kindError(kind, message) {
+  const error = new Error(message);
+  error.kind = kind;
+  return error;
+}
+
+/**
+ * Takes the workspace's lock, waiting up to `waitMs` for another process
+ * (memory-harness, another gateway) to let go; resolves to the function that
+ * releases it. Rejects with kind `busy` after the wait, and with kind
+ * `workspace-read-only` when the workspace cannot be written.
+ */
+export async function acquireWorkspaceLockWaiting(workspaceDir, waitMs = DEFAULT_LOCK_WAIT_MS) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return acquireWorkspaceLock(workspaceDir);
+    } catch (error) {
+      if (!error.busy) throw error;
+      if (Date.now() >= deadline) {
+        throw kindError("busy", `${error.message} (waited ${waitMs} ms, lockWaitMs)`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
 /** Takes the workspace's lock; returns the function that releases it. */
 export function acquireWorkspaceLock(workspaceDir) {
+  try {
+    return takeLock(workspaceDir);
+  } catch (error) {
+    if (READ_ONLY_CODES.has(error.code)) {
+      const refusal = kindError(
+        "workspace-read-only",
+        `${workspaceDir} cannot be written (${error.code}: ${error.message}); nothing was written`,
+      );
+      refusal.why = `${workspaceDir} cannot be written (${error.code})`;
+      throw refusal;
+    }
+    throw error;
+  }
+}
+
+function busyError(message) {
+  const error = new Error(message);
+  error.busy = true;
+  return error;
+}
+
+function takeLock(workspaceDir) {
   const dir = path.join(workspaceDir, ".memory");
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, LOCK_NAME);
   const harness = Number(/^pid (\d+)\s*$/.exec(safeRead(path.join(dir, HARNESS_LOCK_NAME)))?.[1]);
   if (harness && harness !== process.pid && alive(harness)) {
-    throw new Error(
+    throw busyError(
       `memory-harness (pid ${harness}) is using the memory index of ${workspaceDir}; wait for it to finish, then retry`,
     );
   }
@@ -61,10 +117,10 @@ export function acquireWorkspaceLock(workspaceDir) {
       const holder = Number(/pid (\d+)/.exec(safeRead(file))?.[1]);
       if (!holder && ageMs(file) < 5000) {
         // Created, not yet written: its holder is taking it right now.
-        throw new Error(`another process is opening the memory index of ${workspaceDir}; retry`);
+        throw busyError(`another process is opening the memory index of ${workspaceDir}; retry`);
       }
       if (holder && holder !== process.pid && alive(holder)) {
-        throw new Error(
+        throw busyError(
           `another process (pid ${holder}) is using the memory index of ${workspaceDir}; wait for it to finish, then retry`,
         );
       }

@@ -123,6 +123,7 @@ export class Memories {
     }
     const memory = new MemoryComponent({
       workspaceDir,
+      health: true,
       settings: this.settings.component,
       embedder,
       model: this.settings.useModel ? openclawModel(this.#api) : null,
@@ -135,6 +136,11 @@ export class Memories {
     } catch (error) {
       await memory.close().catch(() => {}); // release the workspace lock it may hold
       throw error;
+    }
+    for (const note of memory.notes) log?.warn?.(`memory-wasm: note: ${note}`);
+    for (const r of memory.replayed) {
+      if (r.error) log?.warn?.(`memory-wasm: the spooled ${r.call} ${r.file} failed again and is kept: ${r.error.message}`);
+      else log?.info?.(`memory-wasm: replayed the spooled ${r.call} ${r.file}`);
     }
     // Not synced yet: the first `fresh()` syncs, `index` reports the whole work.
     const entry = { memory, embedder: embedder?.info ?? null, workspaceDir, syncedAt: 0 };
@@ -151,7 +157,10 @@ export class Memories {
   /** The workspace's memory, synced when the last sync is older than the interval. */
   async fresh(where) {
     const entry = await this.forWorkspace(where);
-    if (Date.now() - entry.syncedAt > this.settings.syncIntervalMs) await this.#sync(entry, {});
+    // A read-only workspace is read as it is (the component cannot sync it).
+    if (!entry.memory.readOnly && Date.now() - entry.syncedAt > this.settings.syncIntervalMs) {
+      await this.#sync(entry, {});
+    }
     return entry;
   }
 

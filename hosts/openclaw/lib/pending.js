@@ -18,6 +18,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { writeDurably } from "./durable.js";
 import { intentBlock } from "./framing.js";
 
 export const PENDING_FILE = ".memory/pending-intents.jsonl";
@@ -51,27 +52,6 @@ export function inScope(entry, { channel, sender, senderIsOwner }) {
     (entry.channel === null || entry.channel === channel) &&
     (entry.sender !== null ? entry.sender === sender : senderIsOwner === true)
   );
-}
-
-/** Writes `text` to `file` atomically and durably. */
-function writeDurably(file, text) {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  const fd = fs.openSync(temporary, "w");
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(temporary, file);
-  const dirFd = fs.openSync(dir, "r");
-  try {
-    fs.fsyncSync(dirFd);
-  } finally {
-    fs.closeSync(dirFd);
-  }
 }
 
 export class PendingIntents {

@@ -32,3 +32,33 @@ test("one holder per workspace; stale files (even naming our own pid) are taken 
     fs.rmSync(workspace, { recursive: true, force: true });
   }
 });
+
+test("a busy workspace is waited for up to the deadline, then refused as busy; the health record keeps the last failure", async () => {
+  const { acquireWorkspaceLockWaiting } = await import("../lib/lock.js");
+  const { recordFailure, loadHealth } = await import("../lib/health.js");
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-lock-wait-"));
+  const harness = path.join(workspace, ".memory", "harness.lock");
+  fs.mkdirSync(path.dirname(harness));
+  try {
+    // memory-harness holds it (a live process: our parent) and lets go within the wait.
+    fs.writeFileSync(harness, `pid ${process.ppid}`);
+    setTimeout(() => fs.writeFileSync(harness, ""), 300);
+    const started = Date.now();
+    const release = await acquireWorkspaceLockWaiting(workspace, 5000);
+    assert.ok(Date.now() - started >= 250);
+    release();
+    // Held past the wait: kind busy.
+    fs.writeFileSync(harness, `pid ${process.ppid}`);
+    await assert.rejects(acquireWorkspaceLockWaiting(workspace, 200), (e) => e.kind === "busy" && /waited 200 ms/.test(e.message));
+    fs.writeFileSync(harness, "");
+    // The health record, in memory-harness's format.
+    assert.equal(recordFailure(workspace, { command: "search", kind: "trap", message: "boom", trap: true }), null);
+    const health = loadHealth(workspace);
+    assert.equal(health.traps, 1);
+    assert.equal(health.deadline_stops, 0);
+    assert.equal(health.last_error.command, "search");
+    assert.equal(health.last_error.host, "openclaw");
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+});

@@ -13,7 +13,6 @@ use crate::markdown;
 use crate::provenance::{classify, ContentOrigin};
 use crate::workspace::content_hash;
 use std::collections::HashSet;
-use std::io::Write;
 
 /// Longest note accepted, in characters.
 pub const MAX_NOTE_CHARS: usize = 4_000;
@@ -597,7 +596,8 @@ impl Memory {
         let mut new_text = kept.join("\n");
         new_text.push('\n');
         let tmp = full.with_extension(format!("md.forget-{now_ms}"));
-        std::fs::write(&tmp, new_text.as_bytes())
+        std::fs::File::create(&tmp)
+            .and_then(|f| crate::workspace::write_all_at(&f, new_text.as_bytes(), 0))
             .and_then(|()| std::fs::rename(&tmp, &full))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
@@ -724,12 +724,19 @@ fn append_atomically(
     original_len: u64,
     bytes: &[u8],
 ) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
+    let file = std::fs::OpenOptions::new()
+        .write(true)
         .create(true)
+        .truncate(false)
         .open(full)
         .map_err(|e| io_error("cannot write", path.as_str(), &e))?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_data());
+    // A positional write at the end: on WASI it is one `descriptor.write`,
+    // whose error names its cause (a stream write reports every failure,
+    // a full disk included, as a bare I/O error).
+    let written = file
+        .metadata()
+        .and_then(|meta| crate::workspace::write_all_at(&file, bytes, meta.len()))
+        .and_then(|()| file.sync_data());
     if let Err(error) = written {
         let _ = file.set_len(original_len);
         let _ = file.sync_data();
@@ -923,14 +930,32 @@ fn legacy_ingest_hash(message: &crate::transcript::Message, cleaned: &str) -> Op
 /// read-only file system) say so; nothing has been written to the Markdown
 /// file when the ledger fails, since its record goes first.
 fn write_failure(error: crate::sqlite::DbError) -> MemoryError {
+    storage_failure(error)
+}
+
+/// A database failure that is a storage failure, with its cause named: a
+/// full disk, a read-only file system (`WorkspaceReadOnly`), a permission.
+/// Other failures stay index errors.
+pub(crate) fn storage_failure(error: crate::sqlite::DbError) -> MemoryError {
     // SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_FULL.
-    if matches!(error.code, 10 | 8 | 14 | 13) {
-        MemoryError::Io(format!(
-            "the workspace could not be written (is the disk full or read-only?): {error}; nothing was written"
-        ))
-    } else {
-        MemoryError::from(error)
-    }
+    let cause = match error.code {
+        13 => "no space left on the device (the disk is full)",
+        // The database file could only be opened for reading: a read-only
+        // file system or grant.
+        8 => {
+            return MemoryError::WorkspaceReadOnly(format!(
+                "the workspace may not be written (a read-only file system or grant): {error}; nothing was written"
+            ))
+        }
+        10 | 14 if error.message.contains("read-only file system") => {
+            return MemoryError::WorkspaceReadOnly(format!(
+                "the workspace is on a read-only file system: {error}; nothing was written"
+            ))
+        }
+        10 | 14 => "the workspace could not be written",
+        _ => return MemoryError::from(error),
+    };
+    MemoryError::Io(format!("{cause}: {error}; nothing was written"))
 }
 
 /// Today's daily note: the owner's local date at the turn.

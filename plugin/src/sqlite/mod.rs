@@ -420,16 +420,26 @@ impl Connection {
 
     fn error(&self, rc: c_int) -> DbError {
         let message = unsafe { ffi::sqlite3_errmsg(self.db.as_ptr()) };
-        DbError {
-            code: rc & 0xff,
-            message: if message.is_null() {
-                error_string(rc)
-            } else {
-                unsafe { CStr::from_ptr(message) }
-                    .to_string_lossy()
-                    .into_owned()
-            },
+        let mut message = if message.is_null() {
+            error_string(rc)
+        } else {
+            unsafe { CStr::from_ptr(message) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let code = rc & 0xff;
+        // A storage failure names its cause (no space, read-only, permission):
+        // the VFS records the system error number of the failed operation.
+        if matches!(
+            code,
+            ffi::SQLITE_IOERR | ffi::SQLITE_FULL | ffi::SQLITE_CANTOPEN | ffi::SQLITE_READONLY
+        ) {
+            let errno = unsafe { ffi::sqlite3_system_errno(self.db.as_ptr()) };
+            if errno != 0 {
+                message = format!("{message}: {}", crate::error::cause_of_errno(errno));
+            }
         }
+        DbError { code, message }
     }
 }
 

@@ -1,0 +1,342 @@
+//! Read-only and busy workspaces through the command line: every read works
+//! on a read-only workspace (the index read as it is, with a note) and every
+//! write there is refused with `workspace-read-only`, changing no byte; a
+//! write waits for a busy workspace up to `limits.lockWaitMs`, then fails
+//! as busy, and a flush or ingest refused that way is spooled and replayed
+//! by the next write; failed calls land in the health record `status` shows;
+//! a full disk names its cause, and reads still work on it.
+
+use memory_harness::host::WorkspaceLock;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn harness(ws: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
+    command.env("TZ", "UTC").arg("--workspace").arg(ws).args([
+        "--embedder",
+        "none",
+        "--now",
+        "2026-12-02",
+    ]);
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn seed(ws: &Path) {
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# Memory\n\n- Dana owns the billing service.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("memory/2026-12-01.md"),
+        "- The gateway stays on loopback.\n",
+    )
+    .unwrap();
+}
+
+/// Every file under `dir` with its bytes, `.memory/` included.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for path in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+            match std::fs::read(&path) {
+                Ok(bytes) => out.push((path, bytes)),
+                Err(_) => walk(&path, out),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+/// A small tmpfs mounted for one test (the tests run as root, as CI does).
+struct Disk(tempfile::TempDir);
+
+impl Disk {
+    fn mount() -> Disk {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mounting a tmpfs needs root (CI runs as root)");
+        Disk(dir)
+    }
+    fn remount(&self, mode: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.0.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn a_read_only_workspace_is_read_with_a_note_and_refuses_writes_changing_nothing() {
+    let disk = Disk::mount();
+    let ws = disk.0.path().join("ws");
+    seed(&ws);
+    // No index yet: a clear error, not a crash.
+    disk.remount("ro");
+    let out = run(harness(&ws).args(["search", "loopback"]));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("has no index yet"),
+        "{}",
+        stderr(&out)
+    );
+    disk.remount("rw");
+    assert!(run(harness(&ws).arg("index")).status.success());
+    // A file changed after the last index: the index is stale.
+    std::fs::write(ws.join("memory/2026-12-02.md"), "- The pelican is new.\n").unwrap();
+    disk.remount("ro");
+    let before = snapshot(&ws);
+
+    for args in [
+        vec!["bootstrap"],
+        vec!["search", "loopback"],
+        vec!["get", "MEMORY.md"],
+        vec!["status"],
+    ] {
+        let out = run(harness(&ws).args(&args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("note: the workspace cannot be written")
+                && stderr(&out).contains("may be stale"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = run(harness(&ws).args(["--json", "search", "loopback"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found["hits"][0]["path"], "memory/2026-12-01.md", "{found}");
+    assert!(
+        found["notes"][0].as_str().unwrap().contains("read-only"),
+        "{found}"
+    );
+    let status: Value =
+        serde_json::from_slice(&run(harness(&ws).args(["--json", "status"])).stdout).unwrap();
+    assert_eq!(
+        status["files_stale"], 1,
+        "the stale index is used as is: {status}"
+    );
+    let report = disk.0.path().join("..").join("ro-report.html");
+    let out = run(harness(&ws).arg("report").arg("--out").arg(&report));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = std::fs::remove_file(&report);
+
+    let transcript =
+        std::env::temp_dir().join(format!("ro-transcript-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &transcript,
+        "{\"role\":\"user\",\"text\":\"heron: remember the port 8443\",\"owner\":true}\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["note", "--source", "owner", "a line"],
+        vec![
+            "ingest",
+            "--session",
+            "s1",
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ],
+        vec![
+            "flush",
+            "--session",
+            "s1",
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ],
+        vec!["index"],
+        vec!["dream"],
+    ] {
+        let out = run(harness(&ws).args(&args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&out).contains("workspace-read-only: "),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let _ = std::fs::remove_file(&transcript);
+    assert!(snapshot(&ws) == before, "not one byte changed");
+}
+
+fn config(dir: &Path, lock_wait_ms: u64) -> PathBuf {
+    let path = dir.join(format!("harness-{lock_wait_ms}.toml"));
+    std::fs::write(&path, format!("[limits]\nlockWaitMs = {lock_wait_ms}\n")).unwrap();
+    path
+}
+
+#[test]
+fn a_write_waits_for_a_busy_workspace_and_fails_as_busy_after_the_deadline() {
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let conf = tempfile::tempdir().unwrap();
+
+    // Released within the wait: the write waits and succeeds.
+    let held = WorkspaceLock::acquire(ws.path()).unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(held);
+    });
+    let started = std::time::Instant::now();
+    let out = run(harness(ws.path())
+        .arg("--config")
+        .arg(config(conf.path(), 20_000))
+        .args(["note", "--source", "owner", "written after the wait"]));
+    release.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(600));
+    let daily = std::fs::read_to_string(ws.path().join("memory/2026-12-02.md")).unwrap();
+    assert!(daily.contains("written after the wait"), "{daily}");
+
+    // Held past the wait: a distinct busy error (exit 75), nothing written.
+    let held = WorkspaceLock::acquire(ws.path()).unwrap();
+    let out = run(harness(ws.path())
+        .arg("--config")
+        .arg(config(conf.path(), 300))
+        .args(["note", "--source", "owner", "never written"]));
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("busy: another memory-harness"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("waited 300 ms"), "{}", stderr(&out));
+
+    // A read does not wait for the exclusive lock's holder to finish writing
+    // forever: it waits up to the deadline for a shared lock, then fails busy.
+    let out = run(harness(ws.path())
+        .arg("--config")
+        .arg(config(conf.path(), 300))
+        .args(["search", "loopback"]));
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    drop(held);
+    let daily = std::fs::read_to_string(ws.path().join("memory/2026-12-02.md")).unwrap();
+    assert!(!daily.contains("never written"), "{daily}");
+
+    // The busy refusal is in the health record status shows.
+    let status: Value =
+        serde_json::from_slice(&run(harness(ws.path()).args(["--json", "status"])).stdout).unwrap();
+    assert_eq!(
+        status["host_health"]["last_error"]["kind"], "busy",
+        "{status}"
+    );
+    assert_eq!(
+        status["host_health"]["last_error"]["command"], "search",
+        "{status}"
+    );
+}
+
+#[test]
+fn an_ingest_refused_as_busy_is_spooled_and_replayed_by_the_next_write() {
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let conf = tempfile::tempdir().unwrap();
+    let transcript = conf.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        "{\"role\":\"user\",\"text\":\"heron: the staging port is 8443\",\"owner\":true}\n",
+    )
+    .unwrap();
+    let held = WorkspaceLock::acquire(ws.path()).unwrap();
+    let out = run(harness(ws.path())
+        .arg("--config")
+        .arg(config(conf.path(), 200))
+        .args(["ingest", "--session", "spooled-1", "--transcript"])
+        .arg(&transcript));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("spooled: busy"), "{}", stderr(&out));
+    let spool: Vec<_> = std::fs::read_dir(ws.path().join(".memory/spool"))
+        .unwrap()
+        .collect();
+    assert_eq!(spool.len(), 1, "one spooled call");
+    drop(held);
+
+    // The next write replays it first, and says so.
+    let out = run(harness(ws.path()).args(["note", "--source", "owner", "a later note"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("replayed the spooled an ingest of session spooled-1"),
+        "{}",
+        stderr(&out)
+    );
+    let ingested =
+        std::fs::read_to_string(ws.path().join("memory/2026-12-02-session-spooled-1.md")).unwrap();
+    assert!(ingested.contains("the staging port is 8443"), "{ingested}");
+    assert_eq!(
+        std::fs::read_dir(ws.path().join(".memory/spool"))
+            .unwrap()
+            .count(),
+        0,
+        "the spool is empty once replayed"
+    );
+}
+
+#[test]
+fn a_full_disk_names_its_cause_and_reads_still_work() {
+    let disk = Disk::mount();
+    let ws = disk.0.path().join("ws");
+    seed(&ws);
+    assert!(run(harness(&ws).arg("index")).status.success());
+    // Fill the disk to the last byte.
+    let mut filler = std::fs::File::create(disk.0.path().join("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+    drop(filler);
+    let before = snapshot(&ws);
+    for args in [vec!["status"], vec!["search", "loopback"]] {
+        let out = run(harness(&ws).args(&args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let long = "a note that does not fit ".repeat(200);
+    let out = run(harness(&ws).args(["note", "--source", "owner", &long]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no space left on the device"),
+        "{}",
+        stderr(&out)
+    );
+    let daily = ws.join("memory/2026-12-02.md");
+    assert!(
+        !daily.exists()
+            || !std::fs::read_to_string(&daily)
+                .unwrap()
+                .contains("does not fit")
+    );
+    let after = snapshot(&ws);
+    let markdown = |s: &[(PathBuf, Vec<u8>)]| -> Vec<(PathBuf, Vec<u8>)> {
+        s.iter()
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "md"))
+            .cloned()
+            .collect()
+    };
+    assert!(
+        markdown(&after) == markdown(&before),
+        "no Markdown file changed"
+    );
+}
