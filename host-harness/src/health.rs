@@ -19,7 +19,8 @@ pub struct Health {
     /// Of those, calls stopped at their deadline (the epoch deadline).
     #[serde(default)]
     pub deadline_stops: u64,
-    /// Failed calls and commands of every kind.
+    /// Failed calls and commands, the caller's mistakes aside
+    /// (`CALLERS_MISTAKES`).
     #[serde(default)]
     pub errors: u64,
     #[serde(default)]
@@ -59,9 +60,18 @@ pub struct Failure<'a> {
     pub deadline: bool,
 }
 
-/// Adds a failure to the record. Errors (a read-only or full workspace) are
-/// returned for the caller to note; the record is best effort.
+/// Error kinds that are the caller's mistake, not a sign of the host's or
+/// the workspace's health: a malformed request, a file that is not there, a
+/// refused path, an input over a limit. They are not recorded.
+pub const CALLERS_MISTAKES: &[&str] = &["invalid-input", "not-found", "access-denied", "too-large"];
+
+/// Adds a failure to the record (a caller's mistake is not one). Errors (a
+/// read-only or full workspace) are returned for the caller to note; the
+/// record is best effort.
 pub fn record(workspace: &Path, failure: &Failure<'_>) -> std::io::Result<()> {
+    if CALLERS_MISTAKES.contains(&failure.kind) && !failure.trap {
+        return Ok(());
+    }
     let mut health = load(workspace).unwrap_or_default();
     health.errors += 1;
     health.traps += failure.trap as u64;
@@ -121,4 +131,33 @@ pub fn describe(health: &Health) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure<'a>(kind: &'a str, trap: bool) -> Failure<'a> {
+        Failure {
+            command: "search",
+            kind,
+            message: "it failed",
+            trap,
+            deadline: false,
+        }
+    }
+
+    #[test]
+    fn the_callers_mistakes_are_not_the_hosts_health() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memory")).unwrap();
+        record(dir.path(), &failure("not-found", false)).unwrap();
+        record(dir.path(), &failure("invalid-input", false)).unwrap();
+        assert_eq!(load(dir.path()), None, "nothing recorded");
+        record(dir.path(), &failure("io", false)).unwrap();
+        record(dir.path(), &failure("trap", true)).unwrap();
+        let health = load(dir.path()).unwrap();
+        assert_eq!((health.errors, health.traps), (2, 1));
+        assert_eq!(health.last_error.unwrap().kind, "trap");
+    }
 }

@@ -18,8 +18,13 @@ export function loadHealth(workspaceDir) {
   }
 }
 
-/** Adds a failure: `{ command, kind, message, trap, deadline }`. Best effort: returns the error, if any. */
+// Error kinds that are the caller's mistake, not the host's or the
+// workspace's health (as CALLERS_MISTAKES in host-harness/src/health.rs).
+const CALLERS_MISTAKES = new Set(["invalid-input", "not-found", "access-denied", "too-large"]);
+
+/** Adds a failure: `{ command, kind, message, trap, deadline }` (a caller's mistake is not one). Best effort: returns the error, if any. */
 export function recordFailure(workspaceDir, { command, kind, message, trap = false, deadline = false }) {
+  if (CALLERS_MISTAKES.has(kind) && !trap) return null;
   const health = { traps: 0, deadline_stops: 0, errors: 0, last_error: null, ...(loadHealth(workspaceDir) ?? {}) };
   health.errors += 1;
   health.traps += trap ? 1 : 0;
