@@ -1540,6 +1540,19 @@ fn replay_spool(session: &mut Session) {
                 let _ = std::fs::remove_file(&path);
                 eprintln!("note: replayed the spooled {} ({name}): {summary}", call.describe());
             }
+            Err(error) if never_succeeds(&error) => {
+                match memory_harness::spool::set_aside(&workspace, &path) {
+                    Ok(target) => eprintln!(
+                        "warning: the spooled {} ({name}) can never be written ({error}); it was moved to {}",
+                        call.describe(),
+                        target.display()
+                    ),
+                    Err(e) => eprintln!(
+                        "warning: the spooled {} ({name}) can never be written ({error}), and could not be set aside: {e}",
+                        call.describe()
+                    ),
+                }
+            }
             Err(error) => eprintln!(
                 "warning: the spooled {} ({name}) failed again and is kept for the next command: {error}",
                 call.describe()
@@ -1547,6 +1560,19 @@ fn replay_spool(session: &mut Session) {
         }
     }
     session.set_now(now);
+}
+
+/// Whether a failed call would fail the same way every time: it trapped (a
+/// deadline, the memory cap), or the component refused it as the caller's
+/// mistake (invalid input, over a limit).
+fn never_succeeds(error: &CallError) -> bool {
+    match error {
+        CallError::Trap(_) => true,
+        CallError::Memory(e) => {
+            memory_harness::health::CALLERS_MISTAKES.contains(&memory_harness::host::error_kind(e))
+        }
+        CallError::Host(_) => false,
+    }
 }
 
 /// The session's turn context at `now_ms` (a spooled call's own time).

@@ -78,6 +78,20 @@ pub fn write(workspace: &Path, call: &Spooled) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Where a spooled call that can never succeed is moved (it trapped, or the
+/// component refused it as the caller's mistake), so it is not retried by
+/// every command; kept for an operator to look at.
+pub const REJECTED_DIR: &str = ".memory/spool/rejected";
+
+/// Moves a spooled call to `REJECTED_DIR`; returns its new path.
+pub fn set_aside(workspace: &Path, path: &Path) -> std::io::Result<PathBuf> {
+    let dir = workspace.join(REJECTED_DIR);
+    std::fs::create_dir_all(&dir)?;
+    let target = dir.join(path.file_name().unwrap_or_default());
+    std::fs::rename(path, &target)?;
+    Ok(target)
+}
+
 /// The harness's spooled calls, oldest first, with the files that hold them;
 /// an unreadable file is returned as an error beside its path.
 pub fn pending(workspace: &Path) -> Vec<(PathBuf, Result<Spooled, String>)> {

@@ -340,3 +340,96 @@ fn a_full_disk_names_its_cause_and_reads_still_work() {
         "no Markdown file changed"
     );
 }
+
+/// A sweep that runs out of space: `MEMORY.md` (about 160 KB) has no room
+/// for its replacement on a disk left with about 64 KiB, so the sweep
+/// fails naming the cause, and records it where the owner looks (the note
+/// and the ledger need little room): `DREAMS.md` says it failed and why,
+/// `status` shows it, and once there is room the next sweep promotes.
+#[test]
+fn a_sweep_out_of_space_says_why_in_dreams_md_and_status() {
+    let disk = Disk::mount();
+    let ws = disk.0.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    let mut memory = String::from("# Memory\n\n");
+    for i in 0..4_000 {
+        memory.push_str(&format!("- Curated fact {i}: kept in the archive.\n"));
+    }
+    std::fs::write(ws.join("MEMORY.md"), &memory).unwrap();
+    std::fs::write(
+        ws.join("memory/2026-11-20.md"),
+        "# 2026-11-20\n\n- The kestrel project ships from the harbour office every Tuesday.\n",
+    )
+    .unwrap();
+    let conf = tempfile::tempdir().unwrap();
+    let config = conf.path().join("roomy.toml");
+    std::fs::write(&config, "[memory.bootstrap]\nmaxFileChars = 4000000\n").unwrap();
+    let at = |now: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
+        command
+            .env("TZ", "UTC")
+            .arg("--workspace")
+            .arg(&ws)
+            .arg("--config")
+            .arg(&config)
+            .args(["--embedder", "none", "--now", now]);
+        command
+    };
+    for (now, query) in [
+        ("2026-11-30T10:00:00Z", "kestrel project"),
+        ("2026-11-30T11:00:00Z", "harbour office ships"),
+        ("2026-12-01T10:00:00Z", "kestrel project"),
+    ] {
+        let out = run(at(now).args(["search", query]));
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Leave about 64 KiB free.
+    let mut filler = std::fs::File::create(disk.0.path().join("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+    drop(filler);
+    let filled = std::fs::metadata(disk.0.path().join("filler"))
+        .unwrap()
+        .len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(disk.0.path().join("filler"))
+        .unwrap()
+        .set_len(filled.saturating_sub(64 * 1024))
+        .unwrap();
+    let out = run(at("2026-12-02T03:00:00Z").arg("dream"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no space left on the device"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("MEMORY.md")).unwrap(),
+        memory
+    );
+    let dreams = std::fs::read_to_string(ws.join("DREAMS.md")).unwrap();
+    assert!(
+        dreams.contains("- Failed:") && dreams.contains("no space left on the device"),
+        "{dreams}"
+    );
+    assert!(dreams.contains("MEMORY.md was not changed."), "{dreams}");
+    let status = run(at("2026-12-02T03:05:00Z").arg("status"));
+    let shown = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        shown.contains("dreaming   the sweep of 2026-12-02 failed"),
+        "{shown}"
+    );
+    // Room again: the next sweep promotes, and the problem is over.
+    std::fs::remove_file(disk.0.path().join("filler")).unwrap();
+    let out = run(at("2026-12-02T04:00:00Z").arg("dream"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(ws.join("MEMORY.md"))
+        .unwrap()
+        .contains("Source: memory/2026-11-20.md#L3-L3"));
+    let status = run(at("2026-12-02T04:05:00Z").arg("status"));
+    let shown = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(!shown.contains("dreaming   the sweep"), "{shown}");
+    // The host's own record keeps the last error.
+    assert!(shown.contains("no space left"), "{shown}");
+}

@@ -292,6 +292,13 @@ impl Workspace {
             let _ = std::fs::remove_file(&tmp);
             io_error("cannot replace", name, &e)
         })?;
+        // The rename itself made durable before the caller records it as
+        // done (best effort: not every file system lets a directory sync).
+        if let Some(parent) = full.parent() {
+            if let Ok(dir) = std::fs::File::open(parent) {
+                let _ = dir.sync_all();
+            }
+        }
         Ok(true)
     }
 }

@@ -13,8 +13,8 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import * as shim from "@bytecodealliance/preview2-shim";
 import { acquireWorkspaceLockWaiting, DEFAULT_LOCK_WAIT_MS } from "./lock.js";
-import { loadHealth, recordFailure } from "./health.js";
-import { pending as pendingSpool, spool } from "./spool.js";
+import { CALLERS_MISTAKES, loadHealth, recordFailure } from "./health.js";
+import { pending as pendingSpool, setAside, spool } from "./spool.js";
 
 /** Calls that write: refused with `workspace-read-only` on a read-only workspace. */
 const WRITES = new Set([
@@ -299,7 +299,12 @@ export class MemoryComponent {
       throw failure;
     }
     this.#instance = { exports, memory };
-    if (!this.readOnly) await this.#replaySpool(exports, memory);
+    if (!this.readOnly && (await this.#replaySpool(exports, memory)) === "trapped") {
+      // The instance is gone with the trap; the call that trapped was set
+      // aside, so a fresh instance replays the rest.
+      this.#instance = null;
+      return this.#ensure();
+    }
     return this.#instance;
   }
 
@@ -315,11 +320,21 @@ export class MemoryComponent {
         fs.rmSync(entry.file, { force: true });
         this.replayed.push({ call: entry.call, file: path.basename(entry.file), report });
       } catch (error) {
-        if (error instanceof WebAssembly.RuntimeError) throw trapError(error);
+        const trapped = error instanceof WebAssembly.RuntimeError;
+        const failure = trapped ? trapError(error) : asMemoryError(error);
+        const file = path.basename(entry.file);
+        if (trapped || CALLERS_MISTAKES.has(failure?.kind)) {
+          // It would fail the same way every time: set aside, not retried.
+          const rejected = setAside(this.workspaceDir, entry.file);
+          this.replayed.push({ call: entry.call, file, error: failure, rejected });
+          if (trapped) return "trapped";
+          continue;
+        }
         // Kept for the next open.
-        this.replayed.push({ call: entry.call, file: path.basename(entry.file), error: asMemoryError(error) });
+        this.replayed.push({ call: entry.call, file, error: failure });
       }
     }
+    return "done";
   }
 
   /**

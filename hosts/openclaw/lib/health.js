@@ -20,7 +20,7 @@ export function loadHealth(workspaceDir) {
 
 // Error kinds that are the caller's mistake, not the host's or the
 // workspace's health (as CALLERS_MISTAKES in host-harness/src/health.rs).
-const CALLERS_MISTAKES = new Set(["invalid-input", "not-found", "access-denied", "too-large"]);
+export const CALLERS_MISTAKES = new Set(["invalid-input", "not-found", "access-denied", "too-large"]);
 
 /** Adds a failure: `{ command, kind, message, trap, deadline }` (a caller's mistake is not one). Best effort: returns the error, if any. */
 export function recordFailure(workspaceDir, { command, kind, message, trap = false, deadline = false }) {

@@ -27,6 +27,18 @@ export function spool(workspaceDir, call, request) {
   return file;
 }
 
+/** Where a spooled call that can never succeed is moved (as memory-harness does). */
+export const REJECTED_DIR = ".memory/spool/rejected";
+
+/** Moves a spooled call to `REJECTED_DIR`; returns its new path. */
+export function setAside(workspaceDir, file) {
+  const dir = path.join(workspaceDir, REJECTED_DIR);
+  fs.mkdirSync(dir, { recursive: true });
+  const target = path.join(dir, path.basename(file));
+  fs.renameSync(file, target);
+  return target;
+}
+
 /** This host's spooled calls, oldest first: `{ file, call, request }` (an unreadable one has `error`). */
 export function pending(workspaceDir) {
   const dir = path.join(workspaceDir, SPOOL_DIR);

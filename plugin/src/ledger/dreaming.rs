@@ -85,7 +85,8 @@ pub struct UnfinishedSweep {
     pub change: Option<SweepChange>,
     /// Its `DREAMS.md` summary (none for sweeps recorded before it was kept).
     pub summary: Option<String>,
-    /// Hashes of the lines it added to `MEMORY.md`.
+    /// Hashes of the `MEMORY.md` entries its promotions wrote (or merged
+    /// into, as far as the sweep could tell).
     pub line_hashes: Vec<String>,
 }
 
@@ -417,7 +418,7 @@ impl Ledger {
         )?;
         for sweep in &mut sweeps {
             sweep.line_hashes = self.conn.query(
-                "SELECT line_hash FROM promotions WHERE sweep_id = ?1 AND merged = 0",
+                "SELECT line_hash FROM promotions WHERE sweep_id = ?1",
                 &[Value::Integer(sweep.sweep)],
                 |r| Ok(r.get_text(0)),
             )?;

@@ -5,6 +5,7 @@
 //! through hash-checked renames.
 
 use super::writing::one_line;
+use super::writing::storage_failure;
 use super::{embedding_text, entry_hash, sha256_hex, Memory};
 use crate::api::{SourceClass, SyncRequest, TurnContext};
 use crate::dreaming::budget;
@@ -302,63 +303,121 @@ impl Memory {
         let mut done = Vec::new();
         for sweep in self.ledger.unfinished_sweeps()? {
             let date = Date::from_ms(sweep.at_ms);
-            let landed = match (&sweep.change, sweep.state) {
-                (_, SweepState::Committed | SweepState::Done) | (None, _) => true,
+            let landing = match (&sweep.change, sweep.state) {
+                (_, SweepState::Committed | SweepState::Done) | (None, _) => Landing::Landed,
                 (Some(change), SweepState::Pending) => {
                     let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
                     change_landed(change, current.as_deref(), &sweep.line_hashes)
                 }
             };
-            if !landed {
-                self.ledger.abandon_sweep(sweep.sweep)?;
-                let note = format!(
-                    "### Sweep {date}\n\n- Interrupted before it changed MEMORY.md: nothing was promoted; its candidates are tried again by the next sweep.\n"
-                );
-                self.write_dreams(&[], Some(&note), sweep.at_ms)?;
-                let entry = SweepLogEntry {
-                    at_ms: sweep.at_ms,
-                    phases: vec![Phase::Deep.as_str().to_string()],
-                    consolidation: Consolidation::None.as_str().to_string(),
-                    refusal: Some((
-                        "interrupted".to_string(),
-                        "stopped before the rename that commits MEMORY.md".to_string(),
-                    )),
-                    dreams_changed: true,
-                    ..Default::default()
-                };
-                self.ledger.log_sweep(&entry)?;
-                let what = format!(
-                    "the sweep of {date} was interrupted before it changed MEMORY.md; nothing was promoted"
-                );
-                self.ledger.set_sweep_problem(Some(&what))?;
-                done.push(what);
-                continue;
-            }
+            let what = match landing {
+                Landing::NotLanded => {
+                    // The note and the log first: a kill or a full disk before
+                    // the record is forgotten leaves the sweep pending, and the
+                    // next open does this again (the note is not repeated).
+                    let note = format!(
+                        "### Sweep {date}\n\n- Interrupted before it changed MEMORY.md: nothing was promoted; its candidates are tried again by the next sweep.\n"
+                    );
+                    self.append_to_dreams_once(&note, sweep.at_ms)?;
+                    let entry = SweepLogEntry {
+                        at_ms: sweep.at_ms,
+                        phases: vec![Phase::Deep.as_str().to_string()],
+                        consolidation: Consolidation::None.as_str().to_string(),
+                        refusal: Some((
+                            "interrupted".to_string(),
+                            "stopped before the rename that commits MEMORY.md".to_string(),
+                        )),
+                        dreams_changed: true,
+                        ..Default::default()
+                    };
+                    self.ledger.log_sweep(&entry).map_err(storage_failure)?;
+                    self.ledger
+                        .abandon_sweep(sweep.sweep)
+                        .map_err(storage_failure)?;
+                    format!(
+                        "the sweep of {date} was interrupted before it changed MEMORY.md; nothing was promoted"
+                    )
+                }
+                Landing::Unknown => {
+                    // MEMORY.md was edited since and holds none of the sweep's
+                    // lines: whether its change landed cannot be told. Its
+                    // record and pre-image are kept (rollback refuses an
+                    // edited file and says the pre-image is kept).
+                    let note = format!(
+                        "### Sweep {date}\n\n- Interrupted around the moment it replaced MEMORY.md, which has been edited since and holds none of the lines it added: whether its change landed cannot be told. Its record and the file as it was before are kept in the ledger.\n"
+                    );
+                    self.append_to_dreams_once(&note, sweep.at_ms)?;
+                    self.ledger
+                        .set_sweep_state(sweep.sweep, SweepState::Done)
+                        .map_err(storage_failure)?;
+                    format!(
+                        "the sweep of {date} (sweep {}) was interrupted around its change to MEMORY.md, which was edited since; its pre-image is kept in the ledger",
+                        sweep.sweep
+                    )
+                }
+                Landing::Landed => {
+                    self.ledger
+                        .set_sweep_state(sweep.sweep, SweepState::Committed)
+                        .map_err(storage_failure)?;
+                    let summary = sweep.summary.unwrap_or_else(|| {
+                        format!("### Sweep {date}\n\n- Promotions were recorded; the summary was not kept.\n")
+                    });
+                    let how = if sweep.change.is_some() {
+                        "after it changed MEMORY.md"
+                    } else {
+                        "after it recorded its merges"
+                    };
+                    if !self.dreams_holds(&summary)? {
+                        let summary = format!(
+                            "{}\n- Interrupted {how}; this summary was written when the memory was next opened.\n",
+                            summary.trim_end_matches('\n')
+                        );
+                        self.append_to_dreams_once(&summary, sweep.at_ms)?;
+                    }
+                    self.ledger
+                        .set_sweep_state(sweep.sweep, SweepState::Done)
+                        .map_err(storage_failure)?;
+                    let rollback = if sweep.change.is_some() {
+                        ", rollback works"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "the sweep of {date} (sweep {}) was interrupted {how}; it was completed (summary in DREAMS.md{rollback})",
+                        sweep.sweep
+                    )
+                }
+            };
             self.ledger
-                .set_sweep_state(sweep.sweep, SweepState::Committed)?;
-            let summary = sweep.summary.unwrap_or_else(|| {
-                format!("### Sweep {date}\n\n- Promotions were made; the summary was not kept.\n")
-            });
-            let dreams = self.workspace.read_root_file(DREAMS_FILE)?;
-            let written = dreams
-                .as_deref()
-                .is_some_and(|d| String::from_utf8_lossy(d).contains(summary.trim_end()));
-            if !written {
-                let summary = format!(
-                    "{}\n- Interrupted after it changed MEMORY.md; this summary was written when the memory was next opened.\n",
-                    summary.trim_end_matches('\n')
-                );
-                self.write_dreams(&[], Some(&summary), sweep.at_ms)?;
-            }
-            self.ledger.set_sweep_state(sweep.sweep, SweepState::Done)?;
-            let what = format!(
-                "the sweep of {date} (sweep {}) was interrupted after it changed MEMORY.md; it was completed (summary in DREAMS.md, rollback works)",
-                sweep.sweep
-            );
-            self.ledger.set_sweep_problem(Some(&what))?;
+                .set_sweep_problem(Some(&what))
+                .map_err(storage_failure)?;
             done.push(what);
         }
         Ok(done)
+    }
+
+    /// Whether `DREAMS.md` holds `text` (a summary or note written before).
+    fn dreams_holds(&self, text: &str) -> Result<bool> {
+        let dreams = self.workspace.read_root_file(DREAMS_FILE)?;
+        Ok(dreams
+            .as_deref()
+            .is_some_and(|d| String::from_utf8_lossy(d).contains(text.trim_end())))
+    }
+
+    /// Appends `text` to `DREAMS.md` unless it is there already; an error
+    /// when it could not be written (someone kept editing the file).
+    fn append_to_dreams_once(&self, text: &str, now: i64) -> Result<()> {
+        if self.dreams_holds(text)? {
+            return Ok(());
+        }
+        self.write_dreams(&[], Some(text), now)?;
+        if self.dreams_holds(text)? {
+            Ok(())
+        } else {
+            Err(MemoryError::Io(
+                "DREAMS.md kept changing; the note of an interrupted sweep was not written (the next open tries again)".into(),
+            ))
+        }
     }
 
     /// One sweep (see `dream`).
@@ -403,9 +462,17 @@ impl Memory {
         let mut summary = None;
         let mut recorded = None;
         if phases.contains(&Phase::Deep) && !request.dry_run {
-            let promoted: Vec<usize> = (0..candidates.len())
+            // Best first: when the budget cannot take them all, the best fit.
+            let mut promoted: Vec<usize> = (0..candidates.len())
                 .filter(|&i| candidates[i].is(Verdict::Promoted))
                 .collect();
+            promoted.sort_by(|&a, &b| {
+                candidates[b]
+                    .scored
+                    .score
+                    .total_cmp(&candidates[a].scored.score)
+                    .then(candidates[a].citation.cmp(&candidates[b].citation))
+            });
             let promoting = if promoted.is_empty() {
                 None
             } else {
@@ -422,7 +489,9 @@ impl Memory {
                 .iter()
                 .filter(|c| c.is(Verdict::Deferred))
                 .count();
-            self.ledger.set_deferred_promotions(deferred as u32)?;
+            self.ledger
+                .set_deferred_promotions(deferred as u32)
+                .map_err(storage_failure)?;
             summary = Some(match promoting {
                 Some(promoting) => {
                     recorded = promoting.sweep;
@@ -469,8 +538,19 @@ impl Memory {
                     self.ledger.set_dream_digest(digest)?;
                 }
             }
+            // Done once its summary is in DREAMS.md (or deliberately not
+            // written: the same outcome as the last); else the next open
+            // appends it.
             if let Some(sweep) = recorded {
-                self.ledger.set_sweep_state(sweep, SweepState::Done)?;
+                let written = match &summary {
+                    Some(summary) => self.dreams_holds(summary)?,
+                    None => true,
+                };
+                if written {
+                    self.ledger
+                        .set_sweep_state(sweep, SweepState::Done)
+                        .map_err(storage_failure)?;
+                }
             }
         }
         candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
@@ -917,9 +997,10 @@ impl Memory {
         let post_hash = sha256_hex(plan.text.as_bytes());
         let change =
             memory_changed.then(|| (base.0.then_some(base.1.as_str()), post_hash.as_str()));
-        let sweep =
-            self.ledger
-                .record_sweep(now, consolidation.as_str(), change, &promotions, &summary)?;
+        let sweep = self
+            .ledger
+            .record_sweep(now, consolidation.as_str(), change, &promotions, &summary)
+            .map_err(storage_failure)?;
         if memory_changed {
             let expected = base.0.then(|| sha256_hex(base.1.as_bytes()));
             let written = self.workspace.replace_root_file(
@@ -929,10 +1010,14 @@ impl Memory {
                 now,
             );
             match written {
-                Ok(true) => self.ledger.set_sweep_state(sweep, SweepState::Committed)?,
+                Ok(true) => self
+                    .ledger
+                    .set_sweep_state(sweep, SweepState::Committed)
+                    .map_err(storage_failure)?,
                 Ok(false) => {
-                    self.ledger.abandon_sweep(sweep)?;
+                    self.ledger.abandon_sweep(sweep).map_err(storage_failure)?;
                     restore(candidates);
+                    unreport(report);
                     return Ok(None);
                 }
                 Err(e) => {
@@ -940,6 +1025,7 @@ impl Memory {
                     // next open finds the sweep pending and abandons it.
                     let _ = self.ledger.abandon_sweep(sweep);
                     restore(candidates);
+                    unreport(report);
                     return Err(e);
                 }
             }
@@ -964,6 +1050,17 @@ impl Memory {
         max_chars: usize,
         gates: &Gates,
     ) -> std::result::Result<String, Fallback> {
+        // A file already past its budget is never sent: the model could only
+        // fit it by cutting far more than the loss bound allows.
+        let chars = memory_text.chars().count();
+        if chars > max_chars {
+            return Err(Fallback::Refused(Refusal::new(
+                RefusalKind::Budget,
+                format!(
+                    "MEMORY.md is already past its budget ({chars} > {max_chars} characters); the model was not asked"
+                ),
+            )));
+        }
         let retire_lines: Vec<String> = markdown::parse(memory_text)
             .entries
             .iter()
@@ -1100,27 +1197,58 @@ struct Promoting {
     sweep: Option<i64>,
 }
 
-/// Whether a pending sweep's change reached `MEMORY.md` (`current`): the
-/// file is the one it wrote, or (edited since) holds every line it added;
-/// not when the file is still its pre-image.
-fn change_landed(change: &SweepChange, current: Option<&[u8]>, added: &[String]) -> bool {
+/// What became of a pending sweep's change to `MEMORY.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landing {
+    /// The file is the one it wrote, or (edited since) holds a line it added.
+    Landed,
+    /// The file is still its pre-image.
+    NotLanded,
+    /// Edited since, holding none of its lines: it cannot be told.
+    Unknown,
+}
+
+/// Whether a pending sweep's change reached `MEMORY.md` (`current`), by
+/// the file and the hashes of the entries its promotions wrote (`lines`);
+/// a line that was already in the pre-image proves nothing.
+fn change_landed(change: &SweepChange, current: Option<&[u8]>, lines: &[String]) -> Landing {
     let current_hash = current.map(sha256_hex);
     if current_hash.as_deref() == Some(change.post_hash.as_str()) {
-        return true;
+        return Landing::Landed;
     }
     let pre_hash = change.pre_text.as_deref().map(|t| sha256_hex(t.as_bytes()));
     if current_hash == pre_hash {
-        return false;
+        return Landing::NotLanded;
     }
     let Some(current) = current else {
-        return false;
+        // The file is gone: deleted after the rename, or before it by hand.
+        return Landing::Unknown;
     };
-    let present: HashSet<String> = markdown::parse(&String::from_utf8_lossy(current))
-        .entries
-        .iter()
-        .map(|e| entry_hash(&e.text))
-        .collect();
-    !added.is_empty() && added.iter().all(|h| present.contains(h))
+    let hashes = |text: &str| -> HashSet<String> {
+        markdown::parse(text)
+            .entries
+            .iter()
+            .map(|e| entry_hash(&e.text))
+            .collect()
+    };
+    let before = hashes(change.pre_text.as_deref().unwrap_or(""));
+    let now = hashes(&String::from_utf8_lossy(current));
+    if lines.iter().any(|h| !before.contains(h) && now.contains(h)) {
+        Landing::Landed
+    } else {
+        Landing::Unknown
+    }
+}
+
+/// Forgets what a consolidation that did not reach `MEMORY.md` put in the
+/// report.
+fn unreport(report: &mut DreamReport) {
+    report.added.clear();
+    report.merged.clear();
+    report.superseded.clear();
+    report.rewritten.clear();
+    report.dropped.clear();
+    report.memory_changed = false;
 }
 
 /// When a candidate's source was observed.
@@ -1893,21 +2021,25 @@ mod tests {
             post_hash: sha256_hex(NEW.as_bytes()),
         };
         let added = vec![entry_hash(&markdown::parse(NEW).entries[1].text)];
-        assert!(change_landed(&change, Some(NEW.as_bytes()), &added));
-        assert!(!change_landed(&change, Some(OLD.as_bytes()), &added));
-        assert!(!change_landed(&change, None, &added));
-        assert!(!change_landed(
-            &change,
-            Some(b"# Memory\n\n- Rewritten by hand.\n"),
-            &added
-        ));
+        let landed = |current: Option<&[u8]>| change_landed(&change, current, &added);
+        assert_eq!(landed(Some(NEW.as_bytes())), Landing::Landed);
+        assert_eq!(landed(Some(OLD.as_bytes())), Landing::NotLanded);
+        let edited = format!("{NEW}- Typed by hand.\n");
+        assert_eq!(landed(Some(edited.as_bytes())), Landing::Landed);
+        // Edited so that none of its lines is left: kept, not abandoned.
+        assert_eq!(
+            landed(Some(b"# Memory\n\n- Rewritten by hand.\n")),
+            Landing::Unknown
+        );
+        assert_eq!(landed(None), Landing::Unknown);
         let created = SweepChange {
             pre_text: None,
             ..change
         };
-        assert!(
-            !change_landed(&created, None, &added),
-            "still no file: not landed"
+        assert_eq!(
+            change_landed(&created, None, &added),
+            Landing::NotLanded,
+            "still no file"
         );
     }
 }

@@ -955,6 +955,10 @@ pub(crate) fn storage_failure(error: crate::sqlite::DbError) -> MemoryError {
         10 | 14 => "the workspace could not be written",
         _ => return MemoryError::from(error),
     };
+    // The message may name the cause already (the VFS's system error).
+    if error.message.contains(cause) {
+        return MemoryError::Io(format!("{error}; nothing was written"));
+    }
     MemoryError::Io(format!("{cause}: {error}; nothing was written"))
 }
 

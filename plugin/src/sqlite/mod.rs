@@ -437,6 +437,10 @@ impl Connection {
             let errno = unsafe { ffi::sqlite3_system_errno(self.db.as_ptr()) };
             if errno != 0 {
                 message = format!("{message}: {}", crate::error::cause_of_errno(errno));
+            } else if code == ffi::SQLITE_FULL {
+                // Found by SQLite itself (a write that came up short): the
+                // same cause in the same words.
+                message = format!("{message}: no space left on the device (the disk is full)");
             }
         }
         DbError { code, message }
