@@ -55,6 +55,32 @@ test("an ingest refused as busy is spooled and replayed when the workspace is fr
   }
 });
 
+test("a spooled call the component refuses as invalid is set aside, not retried forever", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-spool-bad-"));
+  try {
+    seed(dir);
+    fs.mkdirSync(path.join(dir, ".memory/spool"), { recursive: true });
+    // An ingest with an empty session id: invalid input, every time.
+    const bad = { call: "ingest", request: { sessionId: "", transcript: '{"role":"user","text":"hi","owner":true}\n', context: turnContext({ nowMs: NOW, sessionId: "" }) } };
+    const name = "js-0000000000000001-1-abcdef-ingest.json";
+    fs.writeFileSync(path.join(dir, ".memory/spool", name), JSON.stringify(bad, (_, v) => (typeof v === "bigint" ? { $bigint: v.toString() } : v)));
+    const memory = new MemoryComponent({ workspaceDir: dir, lockWaitMs: 200 });
+    await memory.open();
+    assert.equal(memory.replayed.length, 1);
+    assert.equal(memory.replayed[0].error.kind, "invalid-input");
+    assert.ok(memory.replayed[0].rejected.endsWith(path.join("rejected", name)));
+    assert.deepEqual(fs.readdirSync(path.join(dir, ".memory/spool")), ["rejected"]);
+    await memory.close();
+    // Not replayed again.
+    const again = new MemoryComponent({ workspaceDir: dir, lockWaitMs: 200 });
+    await again.open();
+    assert.equal(again.replayed.length, 0);
+    await again.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 function snapshot(dir) {
   const out = [];
   const walk = (d) => {
