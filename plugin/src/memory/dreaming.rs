@@ -226,8 +226,13 @@ impl Memory {
         let last_change = self.ledger.last_memory_change()?.map(|c| c.sweep);
         match self.sweep(request) {
             Ok(report) => {
-                // A problem status showed is over once a sweep succeeds.
-                self.ledger.set_sweep_problem(None)?;
+                // A problem status showed is over once a sweep succeeds
+                // (written only when there is one: each ledger write syncs).
+                if self.ledger.sweep_notices()?.problem.is_some() {
+                    self.ledger
+                        .set_sweep_problem(None)
+                        .map_err(storage_failure)?;
+                }
                 Ok(report)
             }
             Err(e) => {
@@ -489,9 +494,11 @@ impl Memory {
                 .iter()
                 .filter(|c| c.is(Verdict::Deferred))
                 .count();
-            self.ledger
-                .set_deferred_promotions(deferred as u32)
-                .map_err(storage_failure)?;
+            if self.ledger.sweep_notices()?.deferred != deferred as u32 {
+                self.ledger
+                    .set_deferred_promotions(deferred as u32)
+                    .map_err(storage_failure)?;
+            }
             summary = Some(match promoting {
                 Some(promoting) => {
                     recorded = promoting.sweep;
