@@ -8,10 +8,17 @@
 //! rebuild. A damaged file is first set aside (`index.sqlite.damaged-<ms>`,
 //! the newest few kept) so a person can look at it, as the ledger does. An
 //! index written by a newer schema is refused, never rebuilt as an older one.
+//!
+//! The schema version is `PRAGMA user_version` (before it was used, a
+//! `schema_version` meta row, still read and still written for older builds).
+//! Its migration from every earlier version is the rebuild: a projection has
+//! nothing to carry over but the embedding cache, which lives in its own
+//! table. The ledger, which is never rebuilt, migrates by numbered steps.
 
 use crate::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 use crate::embedding::{decode, encode, EmbedderInfo};
 use crate::sqlite::fts5_rank::{rowid_with_length, LENGTH_BITS};
+use crate::sqlite::migrate;
 use crate::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -370,6 +377,12 @@ impl Index {
             };
             return Ok((index, Some(reason)));
         }
+        // An index from before `user_version` was used, at this schema.
+        if migrate::recorded_version(&index.conn)? == 0 {
+            index
+                .conn
+                .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        }
         // A cheap probe that touches the FTS structure, so a damaged index
         // shows up now rather than in the middle of a search.
         for table in ["entries_fts", "windows_fts"] {
@@ -383,8 +396,19 @@ impl Index {
     }
 
     /// The schema version recorded in the index when it is newer than this
-    /// build's (a number; anything else counts as older).
+    /// build's.
     fn newer_schema(&self) -> Result<Option<u32>, DbError> {
+        Ok(self.recorded_schema()?.filter(|&v| v > SCHEMA_VERSION))
+    }
+
+    /// The schema version the index records: `PRAGMA user_version`, or in
+    /// an index from before it was used, the `schema_version` meta row
+    /// (anything but a number there reads as none).
+    fn recorded_schema(&self) -> Result<Option<u32>, DbError> {
+        match migrate::recorded_version(&self.conn)? {
+            0 => {}
+            version => return Ok(Some(version)),
+        }
         let has_meta = self
             .conn
             .query_row(
@@ -396,10 +420,9 @@ impl Index {
         if !has_meta {
             return Ok(None);
         }
-        let found = self
+        Ok(self
             .meta("schema_version")?
-            .and_then(|v| v.trim().parse::<u32>().ok());
-        Ok(found.filter(|&v| v > SCHEMA_VERSION))
+            .and_then(|v| v.trim().parse::<u32>().ok()))
     }
 
     /// Why the existing schema cannot be used, if it cannot.
@@ -417,14 +440,8 @@ impl Index {
         if missing.len() == INDEX_TABLES.len() {
             return Ok(Some("no index existed".into()));
         }
-        let version = match missing.contains(&"meta") {
-            true => None,
-            false => self.meta("schema_version")?,
-        };
-        if let Some(version) = version
-            .as_ref()
-            .filter(|v| **v != SCHEMA_VERSION.to_string())
-        {
+        let version = self.recorded_schema()?;
+        if let Some(version) = version.filter(|&v| v != SCHEMA_VERSION) {
             return Ok(Some(format!(
                 "the index was written by schema {version}, older than this build's {SCHEMA_VERSION}"
             )));
@@ -458,6 +475,10 @@ impl Index {
             sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
             self.conn.execute_batch(&sql)?;
             self.next_sequence.set(None);
+            // The version lives in `user_version`; the meta row is kept for
+            // builds from before, which read it to refuse a newer index.
+            self.conn
+                .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
             self.set_meta("schema_version", &SCHEMA_VERSION.to_string())?;
             self.set_meta("tokenizer", self.tokenizer.as_str())?;
             self.set_meta("revision", "0")

@@ -848,14 +848,15 @@ mod tests {
         assert!(other.lost().unwrap().contains("replaced"));
         drop(other);
         assert_eq!(std::fs::read(&path).unwrap(), before);
-        // A ledger from before the sweep log is refused, not migrated.
+        // A ledger from before the sweep log (and before versions were
+        // recorded) is refused, not migrated.
         crate::sqlite::Connection::open(&path)
             .unwrap()
-            .execute_batch("DROP TABLE sweep_log;")
+            .execute_batch("DROP TABLE sweep_log; PRAGMA user_version = 0;")
             .unwrap();
         let refused = Ledger::open_read_only(&path, None).err().unwrap();
         assert!(
-            refused.contains("predates this version") && refused.contains("sweep_log"),
+            refused.contains("predates this version") && refused.contains("the sweep log"),
             "{refused}"
         );
     }

@@ -6,6 +6,7 @@
 
 use crate::api::{SessionKind, SourceClass};
 use crate::intents::Intent;
+use crate::sqlite::migrate::{self, Migration};
 use crate::sqlite::{Connection, DbError, Value};
 use std::path::Path;
 
@@ -15,8 +16,6 @@ pub use dreaming::{
     SweepLogEntry, SweepLogRecord, SweepNotices, SweepState, UnfinishedSweep,
 };
 
-const SCHEMA: &str = include_str!("schema.sql");
-const SIGNALS_SCHEMA: &str = include_str!("signals.sql");
 /// The recall signals, beside the ledger.
 pub const SIGNALS_FILE_NAME: &str = "recalls.sqlite";
 
@@ -64,83 +63,186 @@ pub struct Ledger {
     lost: Option<String>,
 }
 
-/// Opens a database with `open`; a damaged file is kept for a human as
-/// `<name>.damaged-<now>` and a new one started in its place.
-fn open_or_set_aside(
-    path: &Path,
-    now_ms: i64,
-    open: fn(&Path) -> Result<Connection, DbError>,
-) -> Result<Connection, DbError> {
-    match open(path) {
-        Err(error) if error.is_corrupt() => {
-            let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
-            let _ = std::fs::rename(path, &aside);
-            open(path)
+/// One of the ledger's two databases: its schema and how it is opened.
+struct Store {
+    what: &'static str,
+    steps: &'static [Migration],
+    /// Set on every writable open.
+    pragmas: &'static str,
+    /// A cheap read that fails on a damaged file.
+    probe: &'static str,
+}
+
+/// The provenance ledger: every commit synced.
+const PROVENANCE: Store = Store {
+    what: "the provenance ledger",
+    steps: LEDGER_STEPS,
+    pragmas: "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;",
+    probe: "SELECT count(*) FROM segments",
+};
+
+/// The recall-signal store: usage data written on the reply path, so its
+/// commits are not synced and a damaged one is set aside and started anew
+/// rather than failing the memory.
+const RECALLS: Store = Store {
+    what: "the recall store",
+    steps: SIGNALS_STEPS,
+    pragmas:
+        "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
+    probe: "SELECT count(*) FROM recall_entries",
+};
+
+impl Store {
+    /// Opens (creating or migrating) the database at `path`.
+    fn open(&self, path: &Path) -> Result<Connection, DbError> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(self.pragmas)?;
+        // Never rebuilt: an older file is brought up step by step.
+        migrate::migrate(&conn, self.what, self.steps)?;
+        conn.query_row(self.probe, &[], |_| Ok(()))?;
+        Ok(conn)
+    }
+
+    /// Opens the database at `path`; a damaged file is kept for a human as
+    /// `<name>.damaged-<now>` and a new one started in its place.
+    fn open_or_set_aside(&self, path: &Path, now_ms: i64) -> Result<Connection, DbError> {
+        match self.open(path) {
+            Err(error) if error.is_corrupt() => {
+                let aside = path.with_extension(format!("sqlite.damaged-{now_ms}"));
+                let _ = std::fs::rename(path, &aside);
+                self.open(path)
+            }
+            other => other,
         }
-        other => other,
+    }
+
+    /// Opens an existing, current database for reading only.
+    fn open_read_only(&self, path: &Path) -> Result<Connection, String> {
+        let conn = Connection::open_read_only(path).map_err(|e| e.to_string())?;
+        conn.execute_batch("PRAGMA query_only = ON;")
+            .map_err(|e| e.to_string())?;
+        migrate::check_current(&conn, self.what, self.steps)?;
+        Ok(conn)
     }
 }
 
-/// Adds the columns a table created by an older version lacks (SQLite's
-/// `CREATE TABLE IF NOT EXISTS` leaves an existing table as it was).
-fn add_missing_columns(
-    conn: &Connection,
-    table: &str,
-    columns: &[(&str, &str)],
-) -> Result<(), DbError> {
-    let present = columns_of(conn, table)?;
-    for (name, declaration) in columns {
-        if !present.iter().any(|p| p == name) {
-            conn.execute_batch(&format!(
-                "ALTER TABLE {table} ADD COLUMN {name} {declaration};"
-            ))?;
-        }
-    }
-    Ok(())
+/// Why the ledger counts as lost when it is not the one the index knew.
+fn replaced(expected: &str, found: &str) -> String {
+    format!("the provenance ledger was replaced (expected {expected}, found {found})")
 }
 
-fn columns_of(conn: &Connection, table: &str) -> Result<Vec<String>, DbError> {
-    conn.query(
-        "SELECT name FROM pragma_table_info(?1)",
-        &[Value::Text(table)],
-        |r| Ok(r.get_text(0)),
-    )
-}
-
-/// Columns (name, declaration) added to a table after it first shipped:
-/// `Ledger::open` migrates them in, `Ledger::open_read_only` requires them.
-type Migrations = &'static [(&'static str, &'static [(&'static str, &'static str)])];
-const LEDGER_MIGRATIONS: Migrations = &[
-    (
-        "intents",
-        &[("trigger_model", "TEXT"), ("trigger_vector", "BLOB")],
-    ),
-    (
-        "segments",
-        &[("role", "TEXT"), ("sender", "TEXT"), ("speaker", "TEXT")],
-    ),
-    (
-        "dream_sweeps",
+/// The ledger's schema, step by step (see `sqlite::migrate`). A ledger is
+/// never rebuilt from the files: each step keeps every row.
+const LEDGER_STEPS: &[Migration] = &[
+    step(
+        1,
+        "provenance",
+        include_str!("migrations/0001_provenance.sql"),
         &[
-            ("state", "TEXT NOT NULL DEFAULT 'done'"),
-            ("summary", "TEXT"),
+            "meta",
+            "files",
+            "segments",
+            "ingested",
+            "tombstones",
+            "flushes",
         ],
     ),
-    (
-        "promotions",
+    step(
+        2,
+        "files.prior_lost",
+        include_str!("migrations/0002_prior_lost.sql"),
+        &["files.prior_lost"],
+    ),
+    step(
+        3,
+        "standing intents",
+        include_str!("migrations/0003_intents.sql"),
+        &["intents"],
+    ),
+    step(
+        4,
+        "semantic intents",
+        include_str!("migrations/0004_semantic_intents.sql"),
+        &["intents.trigger_model", "intents.trigger_vector"],
+    ),
+    step(
+        5,
+        "dreaming sweeps and promotions",
+        include_str!("migrations/0005_dreaming.sql"),
+        &["dream_sweeps", "promotions"],
+    ),
+    step(
+        6,
+        "the sweep log and where promotions came from",
+        include_str!("migrations/0006_sweep_log.sql"),
         &[
-            ("citation", "TEXT"),
-            ("source_class", "TEXT"),
-            ("session_kind", "TEXT"),
-            ("fact", "TEXT"),
+            "promotions.citation",
+            "promotions.source_class",
+            "promotions.session_kind",
+            "promotions.fact",
+            "sweep_log",
         ],
+    ),
+    step(
+        7,
+        "transcript speakers and first sightings",
+        include_str!("migrations/0007_speakers.sql"),
+        &[
+            "segments.role",
+            "segments.sender",
+            "segments.speaker",
+            "first_seen",
+        ],
+    ),
+    step(
+        8,
+        "segments by text",
+        include_str!("migrations/0008_segments_by_hash.sql"),
+        &["index:segments_by_hash"],
+    ),
+    step(
+        9,
+        "forgotten content",
+        include_str!("migrations/0009_forgotten_content.sql"),
+        &["forgotten_content"],
+    ),
+    step(
+        10,
+        "sweep states and summaries",
+        include_str!("migrations/0010_sweep_states.sql"),
+        &["dream_sweeps.state", "dream_sweeps.summary"],
     ),
 ];
-const SIGNALS_MIGRATIONS: Migrations =
-    &[("recall_days", &[("hits", "INTEGER NOT NULL DEFAULT 1")])];
-/// Tables added to the ledger after it first shipped (the schema creates
-/// them when missing).
-const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log", "first_seen", "forgotten_content"];
+
+/// The recall store's schema, step by step.
+const SIGNALS_STEPS: &[Migration] = &[
+    step(
+        1,
+        "recall signals",
+        include_str!("signals_migrations/0001_recall_signals.sql"),
+        &["recall_entries", "recall_queries", "recall_days"],
+    ),
+    step(
+        2,
+        "recalls per day",
+        include_str!("signals_migrations/0002_recall_day_hits.sql"),
+        &["recall_days.hits"],
+    ),
+];
+
+const fn step(
+    version: u32,
+    name: &'static str,
+    sql: &'static str,
+    adds: &'static [&'static str],
+) -> Migration {
+    Migration {
+        version,
+        name,
+        sql,
+        adds,
+    }
+}
 
 /// The last write order ever given: segments are forgotten (deleted), and
 /// write order must never be given twice, or a later write could look older
@@ -148,37 +250,6 @@ const LEDGER_TABLES_ADDED: &[&str] = &["sweep_log", "first_seen", "forgotten_con
 const LAST_ORDER: &str = "SELECT max(coalesce((SELECT max(id) FROM segments), 0), \
      coalesce((SELECT max(id) FROM forgotten_content), 0), \
      coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_segment'), 0))";
-
-fn migrate(conn: &Connection, migrations: Migrations) -> Result<(), DbError> {
-    for (table, columns) in migrations {
-        add_missing_columns(conn, table, columns)?;
-    }
-    Ok(())
-}
-
-/// What an older database lacks of `tables` and `migrations`, as `table` or
-/// `table.column`.
-fn missing(
-    conn: &Connection,
-    tables: &[&str],
-    migrations: Migrations,
-) -> Result<Vec<String>, DbError> {
-    let mut out = Vec::new();
-    for table in tables {
-        if columns_of(conn, table)?.is_empty() {
-            out.push(table.to_string());
-        }
-    }
-    for (table, columns) in migrations {
-        let present = columns_of(conn, table)?;
-        for (column, _) in *columns {
-            if !present.iter().any(|p| p == column) {
-                out.push(format!("{table}.{column}"));
-            }
-        }
-    }
-    Ok(out)
-}
 
 impl Ledger {
     /// Opens an existing ledger (and its recall store, if there is one) for
@@ -188,38 +259,14 @@ impl Ledger {
         if !path.is_file() {
             return Err("there is no provenance ledger yet".into());
         }
-        let read_only = |p: &Path| -> Result<Connection, String> {
-            let conn = Connection::open_read_only(p).map_err(|e| e.to_string())?;
-            conn.execute_batch("PRAGMA query_only = ON;")
-                .map_err(|e| e.to_string())?;
-            Ok(conn)
-        };
-        let conn = read_only(path)?;
-        let old = |what: Vec<String>, file: &str| {
-            format!(
-                "{file} predates this version (it lacks {}); any command that writes (`index`) upgrades it",
-                what.join(", ")
-            )
-        };
-        let lacking =
-            missing(&conn, LEDGER_TABLES_ADDED, LEDGER_MIGRATIONS).map_err(|e| e.to_string())?;
-        if !lacking.is_empty() {
-            return Err(old(lacking, "the provenance ledger"));
-        }
+        let conn = PROVENANCE.open_read_only(path)?;
         let signals_path = path.with_file_name(SIGNALS_FILE_NAME);
         let signals = if signals_path.is_file() {
-            let signals = read_only(&signals_path)?;
-            let lacking = missing(&signals, &[], SIGNALS_MIGRATIONS).map_err(|e| e.to_string())?;
-            if !lacking.is_empty() {
-                return Err(old(lacking, "the recall store"));
-            }
-            signals
+            RECALLS.open_read_only(&signals_path)?
         } else {
             // Nothing recalled yet: an empty store, in memory.
             let signals = Connection::open_in_memory().map_err(|e| e.to_string())?;
-            signals
-                .execute_batch(SIGNALS_SCHEMA)
-                .map_err(|e| e.to_string())?;
+            migrate::migrate(&signals, RECALLS.what, RECALLS.steps).map_err(|e| e.to_string())?;
             signals
         };
         let mut ledger = Ledger {
@@ -235,10 +282,7 @@ impl Ledger {
         ledger.lost = ledger.meta("lost").map_err(|e| e.to_string())?;
         if let Some(expected) = expected_id {
             if ledger.lost.is_none() && expected != ledger.id {
-                ledger.lost = Some(format!(
-                    "the provenance ledger was replaced (expected {expected}, found {})",
-                    ledger.id
-                ));
+                ledger.lost = Some(replaced(expected, &ledger.id));
             }
         }
         Ok(ledger)
@@ -249,12 +293,8 @@ impl Ledger {
     /// or damaged and set aside), the new ledger is marked lost.
     pub fn open(path: &Path, expected_id: Option<&str>, now_ms: i64) -> Result<Ledger, DbError> {
         let existed = path.exists();
-        let conn = open_or_set_aside(path, now_ms, Self::open_checked)?;
-        let signals = open_or_set_aside(
-            &path.with_file_name(SIGNALS_FILE_NAME),
-            now_ms,
-            Self::open_checked_signals,
-        )?;
+        let conn = PROVENANCE.open_or_set_aside(path, now_ms)?;
+        let signals = RECALLS.open_or_set_aside(&path.with_file_name(SIGNALS_FILE_NAME), now_ms)?;
         let mut ledger = Ledger {
             conn,
             signals,
@@ -280,10 +320,7 @@ impl Ledger {
         if let Some(expected) = expected_id {
             if expected != ledger.id && ledger.meta("lost")?.is_none() {
                 let why = if existed {
-                    format!(
-                        "the provenance ledger was replaced (expected {expected}, found {})",
-                        ledger.id
-                    )
+                    replaced(expected, &ledger.id)
                 } else {
                     "the provenance ledger was missing or damaged and was started anew".to_string()
                 };
@@ -292,31 +329,6 @@ impl Ledger {
         }
         ledger.lost = ledger.meta("lost")?;
         Ok(ledger)
-    }
-
-    /// The recall-signal store: usage data, so a damaged one is set aside
-    /// and started anew rather than failing the memory.
-    fn open_checked_signals(path: &Path) -> Result<Connection, DbError> {
-        let conn = Connection::open(path)?;
-        conn.execute_batch(
-            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
-        )?;
-        conn.execute_batch(SIGNALS_SCHEMA)?;
-        migrate(&conn, SIGNALS_MIGRATIONS)?;
-        conn.query_row("SELECT count(*) FROM recall_entries", &[], |_| Ok(()))?;
-        Ok(conn)
-    }
-
-    fn open_checked(path: &Path) -> Result<Connection, DbError> {
-        let conn = Connection::open(path)?;
-        conn.execute_batch(
-            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;",
-        )?;
-        conn.execute_batch(SCHEMA)?;
-        // Ledgers are never rebuilt: columns added later are migrated in.
-        migrate(&conn, LEDGER_MIGRATIONS)?;
-        conn.query_row("SELECT count(*) FROM segments", &[], |_| Ok(()))?;
-        Ok(conn)
     }
 
     pub fn id(&self) -> &str {

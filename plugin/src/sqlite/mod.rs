@@ -6,6 +6,7 @@ mod ffi;
 pub mod fts5_rank;
 #[cfg(target_arch = "wasm32")]
 mod host_hooks;
+pub mod migrate;
 #[cfg(target_arch = "wasm32")]
 mod wasi_vfs;
 
