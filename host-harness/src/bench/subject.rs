@@ -101,7 +101,7 @@ impl Subject for Sandboxed {
     }
 
     fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = crate::host::trigger_intent(text, vec![trigger]);
+        let spec = crate::session::NewIntent::on_trigger(text, vec![trigger]).spec();
         let context = self.context(Turn::Owner, now_ms);
         self.0.host.intent_create(&spec, &context).map_err(failed)?;
         Ok(())

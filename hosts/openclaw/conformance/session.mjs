@@ -1,4 +1,4 @@
-// The session of host-harness/src/session.rs and config.rs for one
+// The session of host-harness/src/session/ and config.rs for one
 // scenario: the workspace lock, the component with the scenario's settings,
 // embedder and scripted model, the clock, and the active projects.
 
@@ -41,7 +41,7 @@ function modelScript(replies, workspace) {
 }
 
 /**
- * The session of `session.rs`: the workspace lock, the component (which
+ * The session of `session/mod.rs`: the workspace lock, the component (which
  * instantiates lazily, at the first call, as the wasmtime host does), the
  * clock, and the active projects.
  */

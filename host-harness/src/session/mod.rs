@@ -1,5 +1,10 @@
 //! One harness session on one workspace: the lock, the host, the fixed clock,
-//! and the turn context the CLI speaks for (the owner, at a terminal).
+//! and the turn context the CLI speaks for (the owner, at a terminal). The
+//! component's calls, as the CLI makes them, are in `calls`.
+
+mod calls;
+
+pub use self::calls::{GetTarget, Incoming, NewIntent, Note};
 
 use crate::config::Resolved;
 use crate::embed::Lender;
