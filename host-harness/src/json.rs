@@ -225,15 +225,19 @@ pub fn create_result(r: &wit_intents::CreateResult) -> Value {
     json!({"intent": r.intent.as_ref().map(intent), "wish": r.wish})
 }
 
+pub fn directive_status(s: wit_user::DirectiveStatus) -> &'static str {
+    match s {
+        wit_user::DirectiveStatus::Active => "active",
+        wit_user::DirectiveStatus::Superseded => "superseded",
+    }
+}
+
 fn directive(d: &wit_user::Directive) -> Value {
     json!({
         "line": d.line,
         "text": d.text,
         "observed": d.observed,
-        "status": match d.status {
-            wit_user::DirectiveStatus::Active => "active",
-            wit_user::DirectiveStatus::Superseded => "superseded",
-        },
+        "status": directive_status(d.status),
     })
 }
 

@@ -31,23 +31,6 @@ use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
-/// An event-based intent with the component's defaults: any channel and
-/// sender, the default budget, cool-down and expiry, words only.
-pub fn trigger_intent(text: impl Into<String>, triggers: Vec<String>) -> wit_intents::IntentSpec {
-    wit_intents::IntentSpec {
-        text: text.into(),
-        triggers,
-        due_at_ms: None,
-        channel: None,
-        sender: None,
-        expires_in_ms: None,
-        fire_budget: None,
-        cooldown_ms: None,
-        semantic: false,
-        origin: wit_write::ContentOrigin::SenderMessage,
-    }
-}
-
 /// Where the workspace appears inside the sandbox.
 pub const GUEST_WORKSPACE: &str = "/workspace";
 /// How often the epoch ticks; deadlines are whole ticks.

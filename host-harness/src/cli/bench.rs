@@ -1,0 +1,392 @@
+//! The benchmarks: `bench` (the general suite on synthetic workspaces),
+//! `bench-corpus` (the same on an existing corpus), `bench-lane1`,
+//! `bench-dream` and `bench-life` (a month of an always-on agent, replayed
+//! through this CLI). Each but `bench-life` runs sandboxed and then natively
+//! (`bench_both`) and prints JSON figures.
+
+use super::global::Global;
+use super::workspace::open;
+use anyhow::{bail, Context};
+use clap::Args;
+use memory_harness::bench::{Native, Sandboxed, Subject};
+use memory_harness::clock::parse_now;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// `bench-lane1`'s flags.
+#[derive(Args)]
+pub struct Lane1Args {
+    /// Curated entries with triggers in MEMORY.md.
+    #[arg(long, default_value_t = 1_000)]
+    entries: usize,
+    /// Armed standing intents.
+    #[arg(long, default_value_t = 1_000)]
+    intents: usize,
+    /// Messages to time.
+    #[arg(long, default_value_t = 500)]
+    messages: usize,
+    /// Only the sandboxed component, not the native build as well.
+    #[arg(long)]
+    no_native: bool,
+}
+
+/// `bench`'s flags.
+#[derive(Args)]
+pub struct NotesArgs {
+    /// Workspace sizes, in daily notes.
+    #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
+    notes: Vec<usize>,
+    /// Search queries per size.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Build the workspaces under DIR (DIR/n<NOTES>/{wasm,native},
+    /// queries in DIR/n<NOTES>.queries.jsonl) and keep them.
+    #[arg(long)]
+    keep: Option<PathBuf>,
+    /// Only the sandboxed component, not the native build as well.
+    #[arg(long)]
+    no_native: bool,
+}
+
+/// `bench-corpus`'s flags.
+#[derive(Args)]
+pub struct CorpusArgs {
+    corpus: PathBuf,
+    #[arg(long)]
+    queries: PathBuf,
+    /// Times every query is run.
+    #[arg(long, default_value_t = 20)]
+    repeat: usize,
+    #[arg(long)]
+    no_native: bool,
+}
+
+/// `bench-dream`'s flags.
+#[derive(Args)]
+pub struct DreamArgs {
+    #[arg(long, default_value_t = 10_000)]
+    entries: usize,
+    #[arg(long, default_value_t = 1_000)]
+    recalled: usize,
+    #[arg(long)]
+    no_native: bool,
+}
+
+/// `bench-life`'s flags.
+#[derive(Args)]
+pub struct LifeArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 30)]
+    days: usize,
+    /// Run in DIR and keep it (workspace, repositories, transcripts,
+    /// month.json, result.json); default: a temporary directory.
+    #[arg(long)]
+    keep: Option<PathBuf>,
+}
+
+/// Annotated entries in the general benchmark's MEMORY.md.
+const LANE1_ENTRIES: usize = 1_000;
+
+/// The general benchmark's load besides its notes.
+const SUITE_LOAD: memory_harness::bench::SuiteLoad = memory_harness::bench::SuiteLoad {
+    intents: 1_000,
+    messages: 500,
+    bootstraps: 50,
+    cold_starts: 5,
+};
+
+pub fn life(g: &Global, LifeArgs { seed, days, keep }: LifeArgs) -> anyhow::Result<i32> {
+    memory_harness::bench::life::run(&memory_harness::bench::life::Options {
+        seed,
+        days,
+        keep,
+        forward: forwarded_flags(g),
+        json: g.json,
+    })
+}
+
+pub fn lane1(g: &Global, args: Lane1Args) -> anyhow::Result<i32> {
+    let Lane1Args {
+        entries,
+        intents,
+        messages,
+        no_native,
+    } = args;
+    let mut figures = bench_synced(
+        g,
+        "2026-12-02",
+        no_native,
+        &|dir| memory_harness::bench::write_lane1_workspace(dir, entries),
+        &|subject, now| memory_harness::bench::lane1(subject, intents, messages, now),
+    )?;
+    figures["benchmark"] = json!("lane1-inject");
+    figures["entries"] = json!(entries);
+    figures["intents"] = json!(intents);
+    figures["messages"] = json!(messages);
+    println!("{figures}");
+    Ok(0)
+}
+
+pub fn notes(g: &Global, args: NotesArgs) -> anyhow::Result<i32> {
+    let NotesArgs {
+        notes,
+        queries,
+        keep,
+        no_native,
+    } = args;
+    for n in notes {
+        let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+            let queries = memory_harness::bench::write_notes_workspace(dir, n, queries)?;
+            memory_harness::bench::write_lane1_workspace(dir, LANE1_ENTRIES)?;
+            Ok(queries)
+        };
+        let keep_dir = keep.as_ref().map(|base| base.join(format!("n{n}")));
+        let mut figures = bench_both(
+            g,
+            "2026-12-02T09:00:00Z",
+            !no_native,
+            keep_dir.clone(),
+            &write,
+            &mut |open, dir, queries, now| {
+                let changed = dir.join("memory").join("2026-12-01.md");
+                memory_harness::bench::suite(open, n + 1, &changed, queries, SUITE_LOAD, now)
+            },
+        )?;
+        if let (Some(base), Some(dir)) = (&keep, &keep_dir) {
+            keep_queries(&base.join(format!("n{n}.queries.jsonl")), dir, &write)?;
+        }
+        figures["benchmark"] = json!("notes");
+        figures["notes"] = json!(n);
+        figures["memory_entries"] = json!(LANE1_ENTRIES);
+        figures["intents"] = json!(SUITE_LOAD.intents);
+        println!("{figures}");
+    }
+    Ok(0)
+}
+
+/// Writes the queries a kept workspace was benchmarked with to `file`, one
+/// JSON line each (`write` builds them in a scratch folder under `dir`).
+fn keep_queries(
+    file: &Path,
+    dir: &Path,
+    write: &dyn Fn(&Path) -> anyhow::Result<Vec<String>>,
+) -> anyhow::Result<()> {
+    let queries = write(&dir.join("queries-only"))?;
+    std::fs::remove_dir_all(dir.join("queries-only"))?;
+    let lines: Vec<String> = queries
+        .iter()
+        .map(|q| json!({ "query": q }).to_string())
+        .collect();
+    std::fs::write(file, lines.join("\n") + "\n")?;
+    Ok(())
+}
+
+pub fn corpus(g: &Global, args: CorpusArgs) -> anyhow::Result<i32> {
+    let CorpusArgs {
+        corpus,
+        queries,
+        repeat,
+        no_native,
+    } = args;
+    let list: Vec<String> = std::fs::read_to_string(&queries)
+        .with_context(|| format!("cannot read {}", queries.display()))?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    if list.is_empty() {
+        bail!("{} holds no queries", queries.display());
+    }
+    let repeated: Vec<String> = (0..repeat.max(1)).flat_map(|_| list.clone()).collect();
+    let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+        copy_corpus(&corpus, dir)?;
+        Ok(repeated.clone())
+    };
+    let mut figures = bench_both(
+        g,
+        "2026-12-02T09:00:00Z",
+        !no_native,
+        None,
+        &write,
+        &mut |open, dir, queries, now| {
+            let files = count_markdown(dir)?;
+            let changed = first_daily_note(dir)?;
+            memory_harness::bench::suite(open, files, &changed, queries, SUITE_LOAD, now)
+        },
+    )?;
+    figures["benchmark"] = json!("corpus");
+    figures["corpus"] = json!(corpus.display().to_string());
+    figures["distinct_queries"] = json!(list.len());
+    println!("{figures}");
+    Ok(0)
+}
+
+pub fn dream(g: &Global, args: DreamArgs) -> anyhow::Result<i32> {
+    let DreamArgs {
+        entries,
+        recalled,
+        no_native,
+    } = args;
+    let mut figures = bench_synced(
+        g,
+        "2026-12-02T03:00:00Z",
+        no_native,
+        &|dir| memory_harness::bench::write_dream_workspace(dir, entries),
+        &|subject, now| memory_harness::bench::dream(subject, entries, recalled, now),
+    )?;
+    figures["benchmark"] = json!("dream-sweep");
+    figures["entries"] = json!(entries);
+    println!("{figures}");
+    Ok(0)
+}
+
+/// The global flags `bench-life` passes on to every call it makes (not
+/// the workspace, clock, repository or model, which it sets per call).
+fn forwarded_flags(g: &Global) -> Vec<String> {
+    let mut flags = Vec::new();
+    let mut pass = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            flags.extend([format!("--{name}"), value]);
+        }
+    };
+    pass("embedder", g.embedder.clone());
+    pass("config", g.config.as_ref().map(|p| p.display().to_string()));
+    pass(
+        "component",
+        g.component.as_ref().map(|p| p.display().to_string()),
+    );
+    pass(
+        "model-dir",
+        g.model_dir.as_ref().map(|p| p.display().to_string()),
+    );
+    pass("half-life-days", g.half_life_days.map(|d| d.to_string()));
+    pass("tokenizer", g.tokenizer.clone());
+    if g.no_cache {
+        flags.push("--no-cache".into());
+    }
+    flags
+}
+
+/// A benchmark's work on one subject: (open a subject, workspace, queries,
+/// now) to figures.
+type BenchWork<'a> =
+    dyn FnMut(&mut OpenSubject<'_>, &Path, &[String], i64) -> anyhow::Result<Value> + 'a;
+type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Box<dyn Subject>> + 'a;
+
+/// Runs `work` on the sandboxed component and then (with `native`) on the
+/// natively built crate, each over its own copy of the workspace `write`
+/// builds (which returns the queries), and returns both sets of figures
+/// with the sandbox's cost per figure.
+fn bench_both(
+    g: &Global,
+    default_now: &str,
+    native: bool,
+    keep: Option<PathBuf>,
+    write: &dyn Fn(&Path) -> anyhow::Result<Vec<String>>,
+    work: &mut BenchWork<'_>,
+) -> anyhow::Result<Value> {
+    let temp = tempfile::tempdir()?;
+    let base = keep.unwrap_or_else(|| temp.path().to_path_buf());
+    let mut g = g.clone();
+    g.now = g.now.or(Some(default_now.into()));
+    g.embedder = g.embedder.or(Some("none".into()));
+    // The native side's turns are in UTC: so are the sandboxed side's.
+    g.time_zone = Some("UTC".into());
+    let now = parse_now(g.now.as_deref().unwrap_or(default_now))?;
+
+    let dir = base.join("wasm");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let queries = write(&dir)?;
+    g.workspace = Some(dir.clone());
+    let mut open_sandboxed =
+        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Sandboxed(open(&g)?))) };
+    let wasm = work(&mut open_sandboxed, &dir, &queries, now)?;
+    if !native {
+        return Ok(wasm);
+    }
+    let dir = base.join("native");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let queries = write(&dir)?;
+    let mut open_native =
+        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Native::open(&dir)?)) };
+    let native = work(&mut open_native, &dir, &queries, now)?;
+    Ok(memory_harness::bench::compare(&wasm, &native))
+}
+
+/// `bench_both` for a benchmark on one subject over a workspace without
+/// queries: `work` gets the subject, opened and synced, and the time.
+fn bench_synced(
+    g: &Global,
+    default_now: &str,
+    no_native: bool,
+    write: &dyn Fn(&Path) -> anyhow::Result<()>,
+    work: &dyn Fn(&mut dyn Subject, i64) -> anyhow::Result<Value>,
+) -> anyhow::Result<Value> {
+    let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
+        write(dir)?;
+        Ok(Vec::new())
+    };
+    bench_both(
+        g,
+        default_now,
+        !no_native,
+        None,
+        &write,
+        &mut |open, _, _, now| {
+            let mut subject = open()?;
+            subject.sync(false)?;
+            work(subject.as_mut(), now)
+        },
+    )
+}
+
+/// Copies a corpus's Markdown (not its `.memory/`) into `to`.
+fn copy_corpus(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_corpus(&entry.path(), &to.join(&name))?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+fn count_markdown(dir: &Path) -> anyhow::Result<usize> {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            count += count_markdown(&entry.path())?;
+        } else if entry.path().extension().is_some_and(|e| e == "md") {
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+/// The corpus's newest daily note (the file the benchmark changes).
+fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
+    let mut notes: Vec<PathBuf> = std::fs::read_dir(dir.join("memory"))
+        .with_context(|| format!("{} has no memory/ folder", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    notes.sort();
+    notes.pop().context("the corpus has no daily notes")
+}

@@ -1,0 +1,49 @@
+//! `conformance` (run the scenarios under a folder) and
+//! `poisoning-scenarios` (write the poisoning suite's cases as scenarios,
+//! for another host's runner).
+
+use super::global::Global;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `conformance`'s flags.
+#[derive(Args)]
+pub struct ConformanceArgs {
+    dir: PathBuf,
+    /// Only scenarios whose path contains this.
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+/// `poisoning-scenarios`'s flags.
+#[derive(Args)]
+pub struct PoisoningArgs {
+    out: PathBuf,
+    /// The suite's folder (cases.json and workspace/).
+    #[arg(long, default_value = "tests/poisoning")]
+    suite: PathBuf,
+}
+
+pub fn conformance(
+    g: &Global,
+    ConformanceArgs { dir, filter }: ConformanceArgs,
+) -> anyhow::Result<i32> {
+    let resolved = g.resolved(Some(PathBuf::from(".")))?;
+    let (passed, failed) =
+        memory_harness::conformance::run_all(&dir, &resolved.component, filter.as_deref())?;
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+pub fn poisoning_scenarios(PoisoningArgs { out, suite }: PoisoningArgs) -> anyhow::Result<i32> {
+    let written = memory_harness::poisoning::write_scenarios(
+        &suite.join("cases.json"),
+        &suite.join("workspace"),
+        &out,
+    )?;
+    println!(
+        "{written} poisoning cases written as scenarios under {}",
+        out.display()
+    );
+    Ok(0)
+}

@@ -1,0 +1,113 @@
+//! The global flags every command takes, and what they resolve to: the
+//! configuration (the file, then the flags over it) and the clock.
+
+use anyhow::Context;
+use clap::Args;
+use memory_harness::clock::{fixed_zone, parse_local, system_now_ms};
+use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
+use std::path::PathBuf;
+
+#[derive(Args, Clone)]
+pub struct Global {
+    /// The command, as the health record names it (set by `cli::run`).
+    #[arg(skip)]
+    pub command_label: Option<String>,
+    /// The agent workspace (MEMORY.md, USER.md, memory/*.md); the component's only directory.
+    #[arg(long, global = true)]
+    pub workspace: Option<PathBuf>,
+    /// A fixed clock: YYYY-MM-DD (midnight UTC), RFC 3339, or a local
+    /// YYYY-MM-DDTHH:MM[:SS] in the time zone. A numeric offset
+    /// (2026-12-02T23:30:00-05:00) is the local offset for the whole run,
+    /// instead of the zone's; Z names the instant only.
+    #[arg(long, global = true)]
+    pub now: Option<String>,
+    /// The owner's IANA time zone (e.g. Europe/Lisbon): local dates (daily
+    /// notes), times typed without an offset and serve's schedule follow
+    /// it. Default: `timeZone` in the configuration, else the host's (TZ,
+    /// else /etc/localtime, else UTC).
+    #[arg(long, global = true, value_name = "ZONE")]
+    pub time_zone: Option<String>,
+    /// Embedder: minilm (default), none (FTS-only), test (deterministic), failing.
+    #[arg(long, global = true)]
+    pub embedder: Option<String>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Configuration file (TOML); default: ./memory-harness.toml when present.
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// The component (.wasm); default: next to this binary in the Cargo target directory.
+    #[arg(long, global = true)]
+    pub component: Option<PathBuf>,
+    /// Directory of the MiniLM weights (default ~/.cache/memory-core/models/all-MiniLM-L6-v2).
+    #[arg(long, global = true)]
+    pub model_dir: Option<PathBuf>,
+    /// Recency half-life in days for daily notes; 0 = time-neutral ranking.
+    #[arg(long, global = true)]
+    pub half_life_days: Option<f32>,
+    /// FTS tokenizer: unicode61 or trigram (changing it rebuilds the index).
+    #[arg(long, global = true)]
+    pub tokenizer: Option<String>,
+    /// Compile the component afresh instead of using the compiled cache.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+    /// The git repository the turn runs in: its project key (the normalised
+    /// origin remote, else the root path) becomes the active project.
+    #[arg(long, global = true)]
+    pub repo: Option<PathBuf>,
+    /// Language model: none (default), scripted:FILE, or openai (see [model] in the configuration).
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+    /// The turn's taint: the lowest class of what its context held
+    /// (untrusted: web pages, tool output, untrusted recall, a non-owner's
+    /// words; system: scaffolding). What the call writes is classed no
+    /// higher, and an agent-derived intent is refused.
+    #[arg(long, global = true, value_name = "CLASS")]
+    pub taint: Option<String>,
+}
+
+impl Global {
+    /// The configuration: the file (`--config`, else ./memory-harness.toml
+    /// when present), with the flags over it; `fallback_workspace` when no
+    /// `--workspace` is given.
+    pub fn resolved(&self, fallback_workspace: Option<PathBuf>) -> anyhow::Result<Resolved> {
+        let config_path = self.config.clone().or_else(|| {
+            let local = PathBuf::from("memory-harness.toml");
+            local.is_file().then_some(local)
+        });
+        let file = match &config_path {
+            Some(path) => ConfigFile::load(path)?,
+            None => ConfigFile::default(),
+        };
+        let overrides = Overrides {
+            workspace: self.workspace.clone().or(fallback_workspace),
+            component: self.component.clone(),
+            embedder: self.embedder.clone(),
+            model_dir: self.model_dir.clone(),
+            recency_half_life_days: self.half_life_days,
+            fts_tokenizer: self.tokenizer.clone(),
+            no_cache: self.no_cache,
+            model: self.model.clone(),
+            time_zone: self.time_zone.clone(),
+            ..Overrides::default()
+        };
+        let mut resolved = resolve(&file, &overrides)?;
+        // `--now` written with a numeric offset: that is the local offset for
+        // the run, instead of the zone's.
+        if let Some(text) = &self.now {
+            let at = parse_local(text, &resolved.time_zone).context("--now")?;
+            if let Some(minutes) = at.offset_minutes {
+                resolved.time_zone = fixed_zone(minutes).context("--now")?;
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// `--now` (read in the run's zone), else the system clock.
+    pub fn now_ms(&self, resolved: &Resolved) -> anyhow::Result<i64> {
+        match &self.now {
+            Some(text) => Ok(parse_local(text, &resolved.time_zone).context("--now")?.ms),
+            None => Ok(system_now_ms()),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The command line: the top-level clap definitions and the dispatch. Each
+//! command (or group of commands) has its module here, its flags beside its
+//! code; the plumbing they share is `global` (the global flags and what they
+//! resolve to), `workspace` (opening a session), `spool` (a busy workspace),
+//! `exit` (exit codes and failures) and `print` (what several commands
+//! print). Commands work through `memory_harness::session::Session`, which
+//! builds every request; they only read the records the component returns.
+
+mod bench;
+mod conformance;
+mod demo;
+mod dream;
+mod exit;
+mod global;
+mod index;
+mod inject;
+mod intent;
+mod print;
+mod read;
+mod report;
+mod search;
+mod serve;
+mod spool;
+mod user;
+mod workspace;
+mod write;
+
+use self::global::Global;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "memory-harness",
+    version,
+    about = "Host the memory-core component over an agent workspace."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bring the index up to date with the memory files.
+    Index(index::IndexArgs),
+    /// Show what the index holds.
+    Status,
+    /// Ranked, cited recall (memory_search).
+    Search(search::SearchArgs),
+    /// Append an observation to today's daily note, with its provenance.
+    Note(write::NoteArgs),
+    /// The pre-compaction memory flush: when due, the model writes down what
+    /// the transcript holds that would be lost, into today's daily note.
+    Flush(write::FlushArgs),
+    /// Take a finished session's transcript (JSONL) in as evidence.
+    Ingest(write::IngestArgs),
+    /// Remove everything a session wrote and never ingest it again.
+    Forget(write::ForgetArgs),
+    /// Lane 1 for an incoming message: the hidden blocks to prepend and the
+    /// escalation decision (no model calls).
+    Inject(inject::InjectArgs),
+    /// Standing intents: create, list, cancel (as the owner at this terminal).
+    Intent {
+        #[command(subcommand)]
+        action: intent::IntentAction,
+    },
+    /// The user model (USER.md): show it, or set a directive.
+    User {
+        #[command(subcommand)]
+        action: user::UserAction,
+    },
+    /// Time-based intents due now (or --at a time), for a scheduler; each
+    /// returned intent spends a fire.
+    Due(intent::DueArgs),
+    /// Read a memory file or lines of it (memory_get): PATH[:FROM[-TO]].
+    Get(read::GetArgs),
+    /// The curated context a session starts with.
+    Bootstrap,
+    /// Build a sample workspace, index it and show bootstrap, search and get.
+    Demo(demo::DemoArgs),
+    /// Time lane 1 (trigger injection and intents) per message on a
+    /// deterministic synthetic workspace, sandboxed and natively; prints JSON.
+    BenchLane1(bench::Lane1Args),
+    /// Run a dreaming sweep: light and REM write their blocks in DREAMS.md,
+    /// deep promotes gated candidates into MEMORY.md.
+    Dream(dream::DreamArgs),
+    /// Write the review page: the last sweeps and their phases, staged
+    /// candidates with every gate, promoted entries with their sources,
+    /// refused rewrites and why, entries by class over time, budget use,
+    /// standing intents and recall activity. Reads the workspace, changes
+    /// nothing in it.
+    Report(report::ReportArgs),
+    /// Keep running: deliver time-based intents as they fall due (checked
+    /// every --due-every seconds; printed, and handed to --deliver-command
+    /// and --deliver-file), and sweep on a schedule (cron on the local wall
+    /// clock of the time zone; default `[memory.dreaming] frequency`, else
+    /// `0 3 * * *`). The workspace is opened only for each check and sweep.
+    Serve(serve::ServeOptions),
+    /// Benchmark the component on deterministic workspaces of NOTES daily
+    /// notes of ~2 KB each plus a MEMORY.md of 1,000 annotated entries and
+    /// 1,000 armed intents: indexing (cold, no-op, one file changed), search
+    /// median/p95, lane-1 inject, bootstrap, a dreaming sweep, cold start,
+    /// peak guest memory. Each size runs sandboxed and then natively (the
+    /// same crate, no wasm) on its own copy; prints one JSON line per size
+    /// with both sets of figures and the sandbox's cost per figure.
+    Bench(bench::NotesArgs),
+    /// The general benchmark on an existing corpus (e.g. the OpenClaw
+    /// peer's /tmp/peer/ws/n1000), copied first so it stays untouched and
+    /// the index starts cold; QUERIES is a text file, one query per line.
+    BenchCorpus(bench::CorpusArgs),
+    /// Time a dreaming sweep on a deterministic synthetic workspace:
+    /// ENTRIES daily-note entries, RECALLED of them recalled (three searches
+    /// each, two queries over two days); sandboxed and natively; prints JSON.
+    BenchDream(bench::DreamArgs),
+    /// A month in the life of an always-on agent, generated from a seed and
+    /// replayed day by day through this CLI (ingest at session end, flush
+    /// before compaction, searches, lane 1 on every message, the nightly
+    /// sweep); reports promotion recall and precision, untrusted and
+    /// cross-project injections, superseded directives and whether lane 1
+    /// brings a repeated problem's fix. Prints a summary and one JSON object.
+    BenchLife(bench::LifeArgs),
+    /// Write the poisoning suite's cases (tests/poisoning) as conformance
+    /// scenario folders under OUT, for another host's conformance runner.
+    PoisoningScenarios(conformance::PoisoningArgs),
+    /// Run the conformance scenarios under DIR.
+    Conformance(conformance::ConformanceArgs),
+}
+
+impl Command {
+    /// The name of a command that works on one workspace (the health
+    /// record's `command`); `None` for the others.
+    fn label(&self) -> Option<&'static str> {
+        Some(match self {
+            Command::Index(_) => "index",
+            Command::Status => "status",
+            Command::Search(_) => "search",
+            Command::Intent { .. } => "intent",
+            Command::User { .. } => "user",
+            Command::Due(_) => "due",
+            Command::Inject(_) => "inject",
+            Command::Note(_) => "note",
+            Command::Flush(_) => "flush",
+            Command::Ingest(_) => "ingest",
+            Command::Forget(_) => "forget",
+            Command::Get(_) => "get",
+            Command::Dream(_) => "dream",
+            Command::Serve(_) => "serve",
+            Command::Report(_) => "report",
+            Command::Bootstrap => "bootstrap",
+            _ => return None,
+        })
+    }
+}
+
+/// Runs the command and returns the process's exit code; a failure is
+/// reported on stderr and recorded (see `exit::failed`).
+pub fn run(mut cli: Cli) -> i32 {
+    cli.global.command_label = cli.command.label().map(str::to_string);
+    match dispatch(&cli.global, cli.command) {
+        Ok(code) => code,
+        Err(error) => exit::failed(&cli.global, &error),
+    }
+}
+
+fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::PoisoningScenarios(args) => conformance::poisoning_scenarios(args),
+        Command::Conformance(args) => conformance::conformance(g, args),
+        Command::Demo(args) => demo::demo(g, args),
+        Command::BenchLife(args) => bench::life(g, args),
+        Command::BenchLane1(args) => bench::lane1(g, args),
+        Command::Bench(args) => bench::notes(g, args),
+        Command::BenchCorpus(args) => bench::corpus(g, args),
+        Command::BenchDream(args) => bench::dream(g, args),
+        Command::Index(args) => index::index(g, args),
+        Command::Status => index::status(g),
+        Command::Search(args) => search::search(g, args),
+        Command::Intent { action } => intent::intent(g, action),
+        Command::User { action } => user::user(g, action),
+        Command::Due(args) => intent::due(g, args),
+        Command::Inject(args) => inject::inject(g, args),
+        Command::Note(args) => write::note(g, args),
+        Command::Flush(args) => write::flush(g, args),
+        Command::Ingest(args) => write::ingest(g, args),
+        Command::Forget(args) => write::forget(g, args),
+        Command::Get(args) => read::get(g, args),
+        Command::Dream(args) => dream::dream(g, args),
+        Command::Serve(options) => serve::serve(g, options),
+        Command::Report(args) => report::report(g, args),
+        Command::Bootstrap => read::bootstrap(g),
+    }
+}
