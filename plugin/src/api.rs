@@ -3,7 +3,6 @@
 //! else in the crate sees the bindings.
 
 use crate::bootstrap::Budgets;
-use crate::error::MemoryError;
 use std::path::PathBuf;
 
 macro_rules! closed_set {
@@ -13,6 +12,7 @@ macro_rules! closed_set {
         pub enum $name { $($variant),+ }
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
@@ -133,88 +133,10 @@ pub struct Settings {
     pub bootstrap: Budgets,
 }
 
-/// Hits one search may return, whatever is asked.
+/// Hits one search may return, whatever is asked. The defaults and ranges
+/// of `Settings` are `crate::config`'s table (`Settings::reference` and
+/// `validate` are there).
 pub const MAX_RESULTS_LIMIT: u32 = 100;
-
-impl Settings {
-    /// OpenClaw's reference values.
-    pub fn reference(workspace: impl Into<PathBuf>) -> Settings {
-        Settings {
-            workspace: workspace.into(),
-            search: SearchSettings {
-                max_results: 6,
-                min_score: 0.35,
-                candidates_per_leg: 24,
-                vector_weight: 0.3,
-                recency_half_life_days: 30.0,
-                mmr_lambda: 0.7,
-            },
-            chunking: ChunkSettings {
-                tokens: 400,
-                overlap: 80,
-            },
-            fts_tokenizer: FtsTokenizer::Unicode61,
-            bootstrap: Budgets {
-                max_file_chars: 20_000,
-                max_user_file_chars: 4_000,
-                max_total_chars: 60_000,
-            },
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), MemoryError> {
-        let s = &self.search;
-        let bad = |m: String| Err(MemoryError::InvalidInput(m));
-        if s.max_results == 0 || s.max_results > MAX_RESULTS_LIMIT {
-            return bad(format!(
-                "search.max-results must be 1..={MAX_RESULTS_LIMIT}, got {}",
-                s.max_results
-            ));
-        }
-        if !(0.0..=1.0).contains(&s.min_score) {
-            return bad(format!(
-                "search.min-score must be within 0..1, got {}",
-                s.min_score
-            ));
-        }
-        if s.candidates_per_leg == 0 || s.candidates_per_leg > 1_000 {
-            return bad(format!(
-                "search.candidates-per-leg must be 1..=1000, got {}",
-                s.candidates_per_leg
-            ));
-        }
-        if !(0.0..=1.0).contains(&s.vector_weight) {
-            return bad(format!(
-                "search.vector-weight must be within 0..1, got {}",
-                s.vector_weight
-            ));
-        }
-        if !(s.recency_half_life_days >= 0.0 && s.recency_half_life_days.is_finite()) {
-            return bad(format!(
-                "search.recency-half-life-days must be >= 0, got {}",
-                s.recency_half_life_days
-            ));
-        }
-        if !(0.0..=1.0).contains(&s.mmr_lambda) {
-            return bad(format!(
-                "search.mmr-lambda must be within 0..1, got {}",
-                s.mmr_lambda
-            ));
-        }
-        let c = &self.chunking;
-        if c.tokens < 16 || c.tokens > 8_192 || c.overlap >= c.tokens {
-            return bad(format!(
-                "chunking needs 16 <= tokens <= 8192 and overlap < tokens, got {} / {}",
-                c.tokens, c.overlap
-            ));
-        }
-        let b = &self.bootstrap;
-        if b.max_file_chars == 0 || b.max_user_file_chars == 0 || b.max_total_chars == 0 {
-            return bad("bootstrap budgets must be positive".into());
-        }
-        Ok(())
-    }
-}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncRequest {

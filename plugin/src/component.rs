@@ -13,6 +13,7 @@ wit_bindgen::generate!({
 });
 
 use exports::openclaw::memory::bootstrap as wit_bootstrap;
+use exports::openclaw::memory::config as wit_config;
 use exports::openclaw::memory::dream as wit_dream;
 use exports::openclaw::memory::inject as wit_inject;
 use exports::openclaw::memory::intents as wit_intents;
@@ -1060,6 +1061,105 @@ fn provenance(p: core::Provenance) -> wit::Provenance {
         session_id: p.session_id,
         observed_at_ms: p.observed_at_ms,
         supersedes_key: p.supersedes_key,
+    }
+}
+
+impl wit_config::Guest for Component {
+    fn describe() -> Vec<wit_config::SettingDoc> {
+        use crate::config::Kind;
+        crate::config::describe()
+            .iter()
+            .map(|s| {
+                let (value_type, minimum, exclusive_minimum, maximum, choices) = match s.kind {
+                    Kind::Integer { min, max, .. } => (
+                        wit_config::ValueType::Integer,
+                        Some(min as f64),
+                        None,
+                        max.map(|m| m as f64),
+                        Vec::new(),
+                    ),
+                    Kind::Number {
+                        min,
+                        min_exclusive,
+                        max,
+                        ..
+                    } => (
+                        wit_config::ValueType::Number,
+                        (!min_exclusive).then_some(min),
+                        min_exclusive.then_some(min),
+                        max,
+                        Vec::new(),
+                    ),
+                    Kind::Choice { values, .. } => (
+                        wit_config::ValueType::Choice,
+                        None,
+                        None,
+                        None,
+                        values.iter().map(|v| v.to_string()).collect(),
+                    ),
+                };
+                wit_config::SettingDoc {
+                    key: s.key.to_string(),
+                    value_type,
+                    default_value: s.kind.default().to_string(),
+                    minimum,
+                    exclusive_minimum,
+                    maximum,
+                    choices,
+                    doc: s.doc.to_string(),
+                }
+            })
+            .collect()
+    }
+
+    fn resolve(
+        workspace: String,
+        settings_json: String,
+    ) -> Result<wit_config::ResolvedConfig, wit::Error> {
+        let user: serde_json::Value = serde_json::from_str(&settings_json)
+            .map_err(|e| wit::Error::InvalidInput(format!("the settings are not JSON: {e}")))?;
+        let r = crate::config::resolve(workspace, &user).map_err(to_wit_error)?;
+        let (s, g) = (r.settings, r.gates);
+        Ok(wit_config::ResolvedConfig {
+            settings: wit_store::Settings {
+                workspace: s.workspace.to_string_lossy().into_owned(),
+                search: wit_store::SearchSettings {
+                    max_results: s.search.max_results,
+                    min_score: s.search.min_score,
+                    candidates_per_leg: s.search.candidates_per_leg,
+                    vector_weight: s.search.vector_weight,
+                    recency_half_life_days: s.search.recency_half_life_days,
+                    mmr_lambda: s.search.mmr_lambda,
+                },
+                chunking: wit_store::ChunkSettings {
+                    tokens: s.chunking.tokens,
+                    overlap: s.chunking.overlap,
+                },
+                fts_tokenizer: match s.fts_tokenizer {
+                    core::FtsTokenizer::Unicode61 => wit_store::FtsTokenizer::Unicode61,
+                    core::FtsTokenizer::Trigram => wit_store::FtsTokenizer::Trigram,
+                },
+                bootstrap: wit_store::BootstrapSettings {
+                    max_file_chars: s.bootstrap.max_file_chars as u32,
+                    max_user_file_chars: s.bootstrap.max_user_file_chars as u32,
+                    max_total_chars: s.bootstrap.max_total_chars as u32,
+                },
+            },
+            dream_gates: wit_dream::DreamGates {
+                min_score: g.min_score,
+                min_recalls: g.min_recalls,
+                min_unique_queries: g.min_unique_queries,
+                recency_half_life_days: g.recency_half_life_days,
+                max_promotions: g.max_promotions,
+                light_lookback_days: g.light_lookback_days,
+                rem_lookback_days: g.rem_lookback_days,
+                model_timeout_ms: g.model_timeout_ms,
+            },
+            flush: wit_config::FlushSettings {
+                soft_threshold_tokens: r.flush.soft_threshold_tokens,
+                timeout_ms: r.flush.timeout_ms,
+            },
+        })
     }
 }
 

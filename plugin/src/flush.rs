@@ -5,6 +5,8 @@
 /// The reference soft threshold: flush when the session is this close to the
 /// point where compaction would summarise it away.
 pub const DEFAULT_SOFT_THRESHOLD_TOKENS: u32 = 4_000;
+/// The model's deadline of a flush whose request names none, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u32 = 20_000;
 /// The reply that means "nothing worth saving".
 pub const NO_REPLY: &str = "NO_REPLY";
 /// Notes accepted from one flush, and their length.

@@ -8,6 +8,7 @@
 pub mod annotations;
 pub mod api;
 pub mod bootstrap;
+pub mod config;
 pub mod dreaming;
 pub mod embedding;
 pub mod error;

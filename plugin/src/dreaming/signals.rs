@@ -26,6 +26,9 @@ const RICHNESS_SATURATION: f32 = 6.0;
 /// Concept tags kept per entry.
 pub const MAX_CONCEPT_TAGS: usize = 8;
 
+/// The deep phase's gate and the sweep's limits (the WIT `dream-gates`).
+/// Defaults and ranges: `crate::config` (`Gates::reference` and `validate`
+/// are there).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gates {
     pub min_score: f32,
@@ -36,40 +39,6 @@ pub struct Gates {
     pub light_lookback_days: u32,
     pub rem_lookback_days: u32,
     pub model_timeout_ms: u32,
-}
-
-impl Gates {
-    pub fn reference() -> Gates {
-        Gates {
-            min_score: 0.75,
-            min_recalls: 3,
-            min_unique_queries: 2,
-            recency_half_life_days: 14.0,
-            max_promotions: 10,
-            light_lookback_days: 2,
-            rem_lookback_days: 7,
-            model_timeout_ms: 60_000,
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), String> {
-        if !(0.0..=1.0).contains(&self.min_score) {
-            return Err(format!(
-                "min-score must be within 0..1, got {}",
-                self.min_score
-            ));
-        }
-        if !(self.recency_half_life_days > 0.0 && self.recency_half_life_days.is_finite()) {
-            return Err("recency-half-life-days must be positive".into());
-        }
-        if self.max_promotions > 100 {
-            return Err("max-promotions is at most 100".into());
-        }
-        if self.model_timeout_ms == 0 {
-            return Err("model-timeout-ms must be positive".into());
-        }
-        Ok(())
-    }
 }
 
 /// What was recorded about one candidate, merged over its near-duplicates.

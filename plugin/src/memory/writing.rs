@@ -271,7 +271,9 @@ impl Memory {
             ],
             tools: Vec::new(),
             max_output_tokens: 1_024,
-            timeout_ms: request.timeout_ms.unwrap_or(20_000),
+            timeout_ms: request
+                .timeout_ms
+                .unwrap_or(crate::flush::DEFAULT_TIMEOUT_MS),
         };
         let reply = match self.model.complete(&completion) {
             Ok(completion) => completion.text,
