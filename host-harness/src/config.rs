@@ -3,16 +3,23 @@
 //! `memory.search.query.maxResults`, `memory.search.store.fts.tokenizer`, …),
 //! overridden by command-line flags. Deny by default: the component gets the
 //! workspace directory and nothing else.
+//!
+//! The component's settings (`[memory.search.query]`, `[memory.bootstrap]`,
+//! `[memory.dreaming]`, …) are the component's: their defaults and ranges
+//! come from its table (`memory_core::config`, which the component exports as
+//! `config`), the file only names them (`crate::settings`). The host's own
+//! settings (limits, the embedder, the model, `serve`) have their defaults
+//! here, one constant each.
 
 use crate::embed::EmbedderChoice;
-use crate::host::{wit_dream, wit_store, HostLimits};
+use crate::host::{wit_dream, wit_store, HostLimits, GUEST_WORKSPACE};
 use crate::model::ModelChoice;
 use anyhow::Context;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     pub workspace: Option<PathBuf>,
@@ -36,10 +43,11 @@ pub struct ConfigFile {
 }
 
 /// `serve`: delivery of time-based intents.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ServeConfig {
-    /// Seconds between due checks (default 60; 0 = none).
+    /// Seconds between due checks (default `DEFAULT_DUE_EVERY_SECONDS`; 0 =
+    /// none).
     pub due_every_seconds: Option<u64>,
     /// Run through `sh -c` for each fired intent, its JSON on stdin.
     pub deliver_command: Option<String>,
@@ -48,7 +56,7 @@ pub struct ServeConfig {
 }
 
 /// The language model lent to the component (the memory flush).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelConfig {
     /// `none` (default), `scripted` or `openai`.
@@ -61,25 +69,28 @@ pub struct ModelConfig {
     pub name: Option<String>,
     /// `openai`: the environment variable holding the API key.
     pub api_key_env: Option<String>,
-    /// The longest any model call may take (default 60000).
+    /// The longest any model call may take; also the deadline of dreaming's
+    /// consolidation turn (the component's `dreaming.modelTimeoutMs`), whose
+    /// default it takes.
     pub timeout_ms: Option<u64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LimitsConfig {
-    /// Deadline of one call into the component (default 30000).
+    /// Deadline of one call into the component (default
+    /// `DEFAULT_CALL_TIMEOUT_MS`).
     pub call_timeout_ms: Option<u64>,
-    /// Cap on the component's memory (default 1024).
+    /// Cap on the component's memory (default `DEFAULT_MEMORY_MIB`).
     pub memory_mib: Option<usize>,
-    /// Deadline of one embedder call (default 30000).
+    /// Deadline of one embedder call (default `DEFAULT_EMBED_TIMEOUT_MS`).
     pub embed_timeout_ms: Option<u64>,
     /// How long a command waits for a workspace another process holds
-    /// (default 10000).
+    /// (default `DEFAULT_LOCK_WAIT_MS`).
     pub lock_wait_ms: Option<u64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryConfig {
     #[serde(default)]
@@ -92,11 +103,11 @@ pub struct MemoryConfig {
 
 /// Dreaming (OpenClaw's `dreaming.*`: the sweep's schedule and the deep
 /// phase's gate).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DreamingConfig {
-    /// Cron expression of the sweep for `serve` (default `0 3 * * *`, in
-    /// the local time zone).
+    /// Cron expression of the sweep for `serve` (default
+    /// `DEFAULT_DREAM_SCHEDULE`, in the local time zone).
     pub frequency: Option<String>,
     pub min_score: Option<f32>,
     pub min_recall_count: Option<u32>,
@@ -108,7 +119,7 @@ pub struct DreamingConfig {
     pub rem_lookback_days: Option<u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SearchConfig {
     /// `minilm` (local all-MiniLM-L6-v2), `none` (FTS-only), `test`, `failing`.
@@ -123,7 +134,7 @@ pub struct SearchConfig {
     pub chunking: ChunkingConfig,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct QueryConfig {
     pub max_results: Option<u32>,
@@ -134,28 +145,28 @@ pub struct QueryConfig {
     pub mmr_lambda: Option<f32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
     #[serde(default)]
     pub fts: FtsConfig,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtsConfig {
-    /// `unicode61` (default) or `trigram`.
+    /// `unicode61` or `trigram`.
     pub tokenizer: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChunkingConfig {
     pub tokens: Option<u32>,
     pub overlap: Option<u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BootstrapConfig {
     pub max_file_chars: Option<u32>,
@@ -174,6 +185,14 @@ impl ConfigFile {
 
 /// How long a command waits for a busy workspace by default, in ms.
 pub const DEFAULT_LOCK_WAIT_MS: u64 = 10_000;
+/// The epoch deadline of one call into the component by default, in ms.
+pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 30_000;
+/// The cap on the component's memory by default, in MiB.
+pub const DEFAULT_MEMORY_MIB: usize = 1024;
+/// The host-side deadline of one embedder call by default, in ms.
+pub const DEFAULT_EMBED_TIMEOUT_MS: u64 = 30_000;
+/// Seconds between `serve`'s due checks by default.
+pub const DEFAULT_DUE_EVERY_SECONDS: u64 = 60;
 
 /// Everything the harness needs to host the component, resolved.
 #[derive(Debug, Clone)]
@@ -206,10 +225,9 @@ pub struct Overrides {
     pub component: Option<PathBuf>,
     pub embedder: Option<String>,
     pub model_dir: Option<PathBuf>,
-    pub max_results: Option<u32>,
-    pub min_score: Option<f32>,
-    pub recency_half_life_days: Option<f32>,
-    pub fts_tokenizer: Option<String>,
+    /// Component settings over the file's, by the component's key
+    /// (`search.recencyHalfLifeDays`); see `crate::settings`.
+    pub settings: serde_json::Map<String, serde_json::Value>,
     pub no_cache: bool,
     /// `none`, `scripted:FILE` or `openai`.
     pub model: Option<String>,
@@ -249,42 +267,15 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         .or_else(|| search.provider.clone())
         .unwrap_or_else(|| "minilm".into());
     let embedder = EmbedderChoice::parse(&provider, model_dir)?;
-    let tokenizer = match o
-        .fts_tokenizer
-        .as_deref()
-        .or(search.store.fts.tokenizer.as_deref())
-        .unwrap_or("unicode61")
-    {
-        "unicode61" => wit_store::FtsTokenizer::Unicode61,
-        "trigram" => wit_store::FtsTokenizer::Trigram,
-        other => anyhow::bail!("unknown FTS tokenizer {other:?}; use unicode61 or trigram"),
-    };
-    let q = &search.query;
-    let b = &file.memory.bootstrap;
-    let settings = wit_store::Settings {
-        workspace: crate::host::GUEST_WORKSPACE.into(),
-        search: wit_store::SearchSettings {
-            max_results: o.max_results.or(q.max_results).unwrap_or(6),
-            min_score: o.min_score.or(q.min_score).unwrap_or(0.35),
-            candidates_per_leg: q.candidates_per_leg.unwrap_or(24),
-            vector_weight: q.vector_weight.unwrap_or(0.3),
-            recency_half_life_days: o
-                .recency_half_life_days
-                .or(q.recency_half_life_days)
-                .unwrap_or(30.0),
-            mmr_lambda: q.mmr_lambda.unwrap_or(0.7),
-        },
-        chunking: wit_store::ChunkSettings {
-            tokens: search.chunking.tokens.unwrap_or(400),
-            overlap: search.chunking.overlap.unwrap_or(80),
-        },
-        fts_tokenizer: tokenizer,
-        bootstrap: wit_store::BootstrapSettings {
-            max_file_chars: b.max_file_chars.unwrap_or(20_000),
-            max_user_file_chars: b.max_user_file_chars.unwrap_or(4_000),
-            max_total_chars: b.max_total_chars.unwrap_or(60_000),
-        },
-    };
+    let mut user = crate::settings::file_settings(file)?;
+    user.extend(o.settings.clone());
+    let config =
+        memory_core::config::resolve(GUEST_WORKSPACE, &user.into()).map_err(|e| match e {
+            memory_core::MemoryError::InvalidInput(m) => anyhow::anyhow!("invalid-input: {m}"),
+            other => anyhow::anyhow!("{other}"),
+        })?;
+    let settings = crate::host::wit_settings(&config.settings);
+    let dream_gates = crate::host::wit_dream_gates(&config.gates);
     let m = &file.model;
     let model = match o
         .model
@@ -322,25 +313,28 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         component,
         cache_dir,
         limits: HostLimits {
-            call_timeout: Duration::from_millis(file.limits.call_timeout_ms.unwrap_or(30_000)),
-            memory_bytes: file.limits.memory_mib.unwrap_or(1024) << 20,
+            call_timeout: Duration::from_millis(
+                file.limits
+                    .call_timeout_ms
+                    .unwrap_or(DEFAULT_CALL_TIMEOUT_MS),
+            ),
+            memory_bytes: file.limits.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) << 20,
         },
         embedder,
-        embed_timeout: Duration::from_millis(file.limits.embed_timeout_ms.unwrap_or(30_000)),
+        embed_timeout: Duration::from_millis(
+            file.limits
+                .embed_timeout_ms
+                .unwrap_or(DEFAULT_EMBED_TIMEOUT_MS),
+        ),
         lock_wait: Duration::from_millis(file.limits.lock_wait_ms.unwrap_or(DEFAULT_LOCK_WAIT_MS)),
         model,
-        model_timeout: Duration::from_millis(m.timeout_ms.unwrap_or(60_000)),
+        // `model.timeoutMs` is dreaming's turn too (`crate::settings`): by
+        // default the cap is the longest turn the component asks for.
+        model_timeout: Duration::from_millis(
+            m.timeout_ms.unwrap_or(dream_gates.model_timeout_ms as u64),
+        ),
         settings,
-        dream_gates: wit_dream::DreamGates {
-            min_score: d.min_score.unwrap_or(0.75),
-            min_recalls: d.min_recall_count.unwrap_or(3),
-            min_unique_queries: d.min_unique_queries.unwrap_or(2),
-            recency_half_life_days: d.recency_half_life_days.unwrap_or(14.0),
-            max_promotions: d.limit.unwrap_or(10),
-            light_lookback_days: d.light_lookback_days.unwrap_or(2),
-            rem_lookback_days: d.rem_lookback_days.unwrap_or(7),
-            model_timeout_ms: m.timeout_ms.unwrap_or(60_000).min(u32::MAX as u64) as u32,
-        },
+        dream_gates,
         dream_schedule: d
             .frequency
             .clone()

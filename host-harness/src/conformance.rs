@@ -41,18 +41,9 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScenarioSettings {
-    pub max_results: Option<u32>,
-    pub min_score: Option<f32>,
-    pub recency_half_life_days: Option<f32>,
-    pub mmr_lambda: Option<f32>,
-    pub tokenizer: Option<String>,
-    pub max_file_chars: Option<u32>,
-    pub max_user_file_chars: Option<u32>,
-    pub max_total_chars: Option<u32>,
-}
+/// Overrides of the component's settings, by their name without the
+/// section (`maxResults` is `search.maxResults`; see `crate::settings`).
+pub type ScenarioSettings = serde_json::Map<String, Value>;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -414,26 +405,17 @@ pub fn run_parsed(
             format!("scripted:{}", script.display())
         }
     };
-    let s = &scenario.settings;
     let overrides = Overrides {
         model: Some(model),
         workspace: Some(workspace.clone()),
         component: Some(component.to_path_buf()),
         embedder: Some(scenario.embedder.clone().unwrap_or_else(|| "none".into())),
-        max_results: s.max_results,
-        min_score: s.min_score,
-        recency_half_life_days: s.recency_half_life_days,
-        fts_tokenizer: s.tokenizer.clone(),
+        settings: crate::settings::from_scenario(&scenario.settings)?,
         // Never the host's zone: the offset is the one `now` is written with.
         time_zone: Some("UTC".into()),
         ..Overrides::default()
     };
-    let mut config = ConfigFile::default();
-    config.memory.search.query.mmr_lambda = s.mmr_lambda;
-    config.memory.bootstrap.max_file_chars = s.max_file_chars;
-    config.memory.bootstrap.max_user_file_chars = s.max_user_file_chars;
-    config.memory.bootstrap.max_total_chars = s.max_total_chars;
-    let resolved = resolve(&config, &overrides)?;
+    let resolved = resolve(&ConfigFile::default(), &overrides)?;
     let start = parse_time(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
     let mut session = Session::open(&resolved, start.ms)?;
     set_clock(&mut session, start);

@@ -16,5 +16,6 @@ pub mod poisoning;
 pub mod project;
 pub mod report;
 pub mod session;
+pub mod settings;
 pub mod spool;
 pub mod transcript;

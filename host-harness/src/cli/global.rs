@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use memory_harness::clock::{fixed_zone, parse_local, system_now_ms};
 use memory_harness::config::{resolve, ConfigFile, Overrides, Resolved};
+use memory_harness::settings::flag_help;
 use std::path::PathBuf;
 
 #[derive(Args, Clone)]
@@ -42,11 +43,16 @@ pub struct Global {
     /// Directory of the MiniLM weights (default ~/.cache/memory-core/models/all-MiniLM-L6-v2).
     #[arg(long, global = true)]
     pub model_dir: Option<PathBuf>,
-    /// Recency half-life in days for daily notes; 0 = time-neutral ranking.
-    #[arg(long, global = true)]
+    // The help shows the component's default (memory_core::config).
+    #[arg(long, global = true, help = flag_help(
+        "Recency half-life in days for daily notes; 0 = time-neutral ranking",
+        "search.recencyHalfLifeDays",
+    ))]
     pub half_life_days: Option<f32>,
-    /// FTS tokenizer: unicode61 or trigram (changing it rebuilds the index).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help = flag_help(
+        "FTS tokenizer: unicode61 or trigram (changing it rebuilds the index)",
+        "search.tokenizer",
+    ))]
     pub tokenizer: Option<String>,
     /// Compile the component afresh instead of using the compiled cache.
     #[arg(long, global = true)]
@@ -84,8 +90,16 @@ impl Global {
             component: self.component.clone(),
             embedder: self.embedder.clone(),
             model_dir: self.model_dir.clone(),
-            recency_half_life_days: self.half_life_days,
-            fts_tokenizer: self.tokenizer.clone(),
+            settings: [
+                (
+                    "search.recencyHalfLifeDays",
+                    self.half_life_days.map(Into::into),
+                ),
+                ("search.tokenizer", self.tokenizer.clone().map(Into::into)),
+            ]
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_string(), value?)))
+            .collect(),
             no_cache: self.no_cache,
             model: self.model.clone(),
             time_zone: self.time_zone.clone(),

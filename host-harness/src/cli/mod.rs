@@ -20,6 +20,7 @@ mod read;
 mod report;
 mod search;
 mod serve;
+mod settings;
 mod spool;
 mod user;
 mod workspace;
@@ -126,6 +127,10 @@ enum Command {
     PoisoningScenarios(conformance::PoisoningArgs),
     /// Run the conformance scenarios under DIR.
     Conformance(conformance::ConformanceArgs),
+    /// The component's settings: each one's key, where the configuration
+    /// sets it, its values, its default and what it does (--json: the
+    /// component's `config.describe`; --markdown: as the README shows it).
+    Settings(settings::SettingsArgs),
 }
 
 impl Command {
@@ -168,6 +173,7 @@ fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
     match command {
         Command::PoisoningScenarios(args) => conformance::poisoning_scenarios(args),
         Command::Conformance(args) => conformance::conformance(g, args),
+        Command::Settings(args) => settings::settings(g, args),
         Command::Demo(args) => demo::demo(g, args),
         Command::BenchLife(args) => bench::life(g, args),
         Command::BenchLane1(args) => bench::lane1(g, args),

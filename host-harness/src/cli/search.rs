@@ -9,6 +9,7 @@ use clap::Args;
 use memory_harness::host::CallError;
 use memory_harness::json;
 use memory_harness::session::{Purpose, Session};
+use memory_harness::settings::flag_help;
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 
@@ -20,9 +21,9 @@ pub struct SearchArgs {
     /// Read JSONL {"id","query"} from stdin; write one JSONL line per query.
     #[arg(long)]
     batch: bool,
-    #[arg(long)]
+    #[arg(long, help = flag_help("Hits to return", "search.maxResults"))]
     max_results: Option<u32>,
-    #[arg(long)]
+    #[arg(long, help = flag_help("Drop hits whose relevance is below this", "search.minScore"))]
     min_score: Option<f32>,
     /// Skip the incremental sync that runs before searching.
     #[arg(long)]

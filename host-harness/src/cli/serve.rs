@@ -71,7 +71,7 @@ impl Timetable {
         let due_every = options
             .due_every
             .or(resolved.serve.due_every_seconds)
-            .unwrap_or(60);
+            .unwrap_or(memory_harness::config::DEFAULT_DUE_EVERY_SECONDS);
         if due_every == 0 && options.max_ticks.is_some() {
             bail!("--max-ticks counts due checks, and --due-every 0 turns them off");
         }

@@ -11,6 +11,7 @@ use clap::Args;
 use memory_harness::conformance::{parse_origin, parse_session_kind};
 use memory_harness::json;
 use memory_harness::session::Note;
+use memory_harness::settings::flag_help;
 use memory_harness::spool::{FlushCall, IngestCall, Spooled};
 use std::path::{Path, PathBuf};
 
@@ -58,8 +59,11 @@ pub struct FlushArgs {
     reserve: u32,
     #[arg(long, default_value_t = 1)]
     cycle: u32,
-    /// agents.defaults.compaction.memoryFlush.softThresholdTokens.
-    #[arg(long)]
+    #[arg(long, help = flag_help(
+        "How close to the compaction point a flush is due, in tokens \
+         (agents.defaults.compaction.memoryFlush.softThresholdTokens)",
+        "flush.softThresholdTokens",
+    ))]
     soft_threshold: Option<u32>,
 }
 

@@ -9,6 +9,7 @@
 //! re-exported here. The workspace lock is in `workspace_lock`.
 
 mod bindings;
+mod settings;
 mod workspace_lock;
 
 use self::bindings::MemoryCore;
@@ -16,6 +17,7 @@ pub use self::bindings::{
     error_kind, error_message, wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall,
     wit_report, wit_store, wit_user, wit_write,
 };
+pub use self::settings::{wit_dream_gates, wit_settings};
 pub use self::workspace_lock::{
     io_cause, read_only_cause, WorkspaceAccess, WorkspaceBusy, WorkspaceLock, WorkspaceReadOnly,
 };
