@@ -11,6 +11,8 @@
 # cannot make a static constructor async. `status` reaches `embed` only when
 # it finds the index corrupt and rebuilds it; that call traps, and the host
 # answers with its last status (lib/component.js) until the next sync.
+# `config.describe` and `config.resolve` are pure (no import, no file) and
+# stay synchronous too.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 host="$root/hosts/openclaw"

@@ -312,6 +312,7 @@ const plugin = {
       if (!sessionId || !messages.length) return;
       try {
         const { memory } = await memories.forWorkspace(whereOf(ctx));
+        const { flush } = await memories.resolved();
         const context = memories.context(asHost(ctx));
         const window = ctx.contextTokenBudget ?? 200000;
         const report = await memory.flush({
@@ -326,9 +327,9 @@ const plugin = {
             // on disk, so the cycle must not restart with the process.
             compactionCycle: Math.floor(Date.now() / 1000),
           },
-          softThresholdTokens: memories.settings.flush.softThresholdTokens,
+          softThresholdTokens: flush.softThresholdTokens,
           transcript: transcriptOf(messages, context),
-          timeoutMs: memories.settings.flush.timeoutMs,
+          timeoutMs: flush.timeoutMs,
           context,
         });
         log?.info?.(`memory-wasm: flush before compaction: ${report.reason}`);

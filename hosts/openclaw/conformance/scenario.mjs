@@ -46,7 +46,7 @@ async function runParsed(scenario, fixture, label) {
     const workspace = path.join(temp, "workspace");
     fs.mkdirSync(workspace);
     if (isDirectory(fixture)) files.copyTree(fixture, workspace);
-    session = openSession(scenario, workspace);
+    session = await openSession(scenario, workspace);
     // The files as `save_files` saw them, for `files_unchanged`.
     const state = { saved: undefined };
     for (const [index, step] of scenario.steps.entries()) {

@@ -83,17 +83,8 @@ export function readRecord(raw, fields, what) {
 }
 
 const { string, bool, u8, u32, u64, usize, i64, f32, value, listOf, record } = types;
-
-const settingsFields = {
-  maxResults: optional(u32),
-  minScore: optional(f32),
-  recencyHalfLifeDays: optional(f32),
-  mmrLambda: optional(f32),
-  tokenizer: optional(string),
-  maxFileChars: optional(u32),
-  maxUserFileChars: optional(u32),
-  maxTotalChars: optional(u32),
-};
+/** A JSON object of any values (serde_json::Map). */
+const map = { name: "a map", read: (v) => (isRecord(v) ? v : fail(v, "a map")) };
 
 const intentFields = {
   text: required(string),
@@ -176,7 +167,8 @@ const scenarioFields = {
   description: required(string),
   now: optional(string),
   embedder: optional(string),
-  settings: withDefault(record(settingsFields, "the settings"), () => readRecord({}, settingsFields, "the settings")),
+  // Checked by the component (`config.resolve`), by their names (session.mjs).
+  settings: withDefault(map, () => ({})),
   model_replies: optional(listOf(value)),
   steps: required(listOf(record(stepFields, "a step"))),
 };

@@ -2,7 +2,7 @@
 // scenario: the workspace lock, the component with the scenario's settings,
 // embedder and scripted model, the clock, and the active projects.
 
-import { MemoryComponent } from "../lib/component.js";
+import { describeSettings, MemoryComponent, resolveSettings } from "../lib/component.js";
 import { acquireWorkspaceLock } from "../lib/lock.js";
 import { parseTime } from "./clock.mjs";
 import { embedderFor, scriptedModel } from "./doubles.mjs";
@@ -13,22 +13,22 @@ import { joinPath } from "./workspace.mjs";
 
 const DEFAULT_NOW = "2026-12-02";
 
-/** The component's settings for the scenario's `settings` (camelCase overrides of the reference). */
-function componentSettings(s) {
-  const tokenizer = s.tokenizer ?? "unicode61";
-  if (!["unicode61", "trigram"].includes(tokenizer)) {
-    throw new Error(`unknown FTS tokenizer ${JSON.stringify(tokenizer)}; use unicode61 or trigram`);
+/** The sections whose settings a scenario's `settings` name without the section (`settings::SCENARIO_SECTIONS` in the harness). */
+const SCENARIO_SECTIONS = ["search", "bootstrap"];
+
+/** The scenario's `settings` (`maxResults` is `search.maxResults`) as the component's settings, by key. */
+async function componentConfig(settings) {
+  const keys = (await describeSettings()).map((s) => s.key);
+  const config = {};
+  for (const [name, value] of Object.entries(settings)) {
+    const key = SCENARIO_SECTIONS.map((section) => `${section}.${name}`).find((k) => keys.includes(k));
+    if (key === undefined) {
+      const names = keys.flatMap((k) => SCENARIO_SECTIONS.filter((s) => k.startsWith(`${s}.`)).map((s) => k.slice(s.length + 1)));
+      throw new Error(`unknown setting ${JSON.stringify(name)} (a scenario's settings are ${names.join(", ")})`);
+    }
+    config[key] = value;
   }
-  return {
-    search: {
-      maxResults: s.maxResults,
-      minScore: s.minScore,
-      recencyHalfLifeDays: s.recencyHalfLifeDays,
-      mmrLambda: s.mmrLambda,
-    },
-    ftsTokenizer: tokenizer,
-    bootstrap: { maxFileChars: s.maxFileChars, maxUserFileChars: s.maxUserFileChars, maxTotalChars: s.maxTotalChars },
-  };
+  return config;
 }
 
 /** The scripted replies, with `append_to` made a path in the workspace (a concurrent editor). */
@@ -45,16 +45,17 @@ function modelScript(replies, workspace) {
  * instantiates lazily, at the first call, as the wasmtime host does), the
  * clock, and the active projects.
  */
-export function openSession(scenario, workspace) {
+export async function openSession(scenario, workspace) {
   const embedder = embedderFor(scenario.embedder ?? "none");
-  const settings = componentSettings(scenario.settings);
+  const config = await componentConfig(scenario.settings);
+  const { dreamGates } = await resolveSettings(config);
   const clock = parseTime(scenario.now ?? DEFAULT_NOW);
   const release = acquireWorkspaceLock(workspace);
   try {
     const replies = scenario.model_replies === undefined ? undefined : modelScript(scenario.model_replies, workspace);
     const memory = new MemoryComponent({
       workspaceDir: workspace,
-      settings,
+      config,
       embedder,
       model: replies === undefined ? undefined : scriptedModel(replies, (v) => toJsonText(v)),
       lock: false, // the session holds it, from now until the end
@@ -65,6 +66,8 @@ export function openSession(scenario, workspace) {
       // Never the host's zone: the offset `now` is written with, else 0.
       utcOffsetMinutes: clock.offsetMinutes ?? 0,
       projects: new ActiveProjects(),
+      /** The gates a `dream` step's `gates` override (the component's, resolved). */
+      dreamGates,
       /** A step's `now`: the clock and the offset it is written with (`set_clock` in conformance.rs). */
       setClock(text) {
         const at = parseTime(text);

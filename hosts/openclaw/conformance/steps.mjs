@@ -12,18 +12,6 @@ import { projectKey } from "./project.mjs";
 import * as json from "./results.mjs";
 import * as files from "./workspace.mjs";
 
-/** The harness's reference dreaming gates (config.rs), which a step's `gates` override. */
-const REFERENCE_DREAM_GATES = {
-  minScore: 0.75,
-  minRecalls: 3,
-  minUniqueQueries: 2,
-  recencyHalfLifeDays: 14,
-  maxPromotions: 10,
-  lightLookbackDays: 2,
-  remLookbackDays: 7,
-  modelTimeoutMs: 60_000,
-};
-
 const SESSION_KINDS = ["interactive", "cron", "heartbeat", "subagent"];
 const SOURCE_CLASSES = ["owner", "agent", "untrusted", "system"];
 const ORIGINS = ["sender-message", "agent-derived", "web-page", "tool-output", "participant", "scaffolding", "unknown-external"];
@@ -72,7 +60,7 @@ const REPORT_ROWS = 100;
 
 function dreamRequest(session, step) {
   const g = step.gates ?? {};
-  const r = REFERENCE_DREAM_GATES;
+  const r = session.dreamGates;
   return {
     phases: step.phases.map((p) => oneOf(p, PHASES, "phase", "light, rem or deep")),
     dryRun: step.dry_run,

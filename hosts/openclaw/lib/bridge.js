@@ -2,7 +2,7 @@
 // configured providers: the embedding provider of `memory.search` and the
 // agent's model through `api.runtime.llm.complete`.
 
-import { withDeadline } from "./component.js";
+import { DEFAULT_EMBED_TIMEOUT_MS, withDeadline } from "./component.js";
 import { importSdk } from "./openclaw-sdk.js";
 
 /** Texts per `embed` call the component may send (its batches stay small). */
@@ -13,7 +13,7 @@ const MAX_BATCH = 64;
  * `null` when there is none (`provider: "none"`, or search disabled): the
  * component then recalls lexically and says so in `status`.
  */
-export async function openclawEmbedder(cfg, agentId, { log, timeoutMs = 30000 } = {}) {
+export async function openclawEmbedder(cfg, agentId, { log, timeoutMs = DEFAULT_EMBED_TIMEOUT_MS } = {}) {
   const core = await importSdk("memory-core-host-runtime-core");
   const search = core.resolveMemorySearchConfig(cfg, agentId);
   if (!search || !search.provider || search.provider === "none") return null;

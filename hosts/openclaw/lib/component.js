@@ -25,23 +25,8 @@ const WRITES = new Set([
 const componentDir = fileURLToPath(new URL("../component/", import.meta.url));
 const GUEST_WORKSPACE = "/workspace";
 
-/** The component's reference settings (`Settings::reference` in the crate). */
-export function referenceSettings() {
-  return {
-    workspace: GUEST_WORKSPACE,
-    search: {
-      maxResults: 6,
-      minScore: 0.35,
-      candidatesPerLeg: 24,
-      vectorWeight: 0.3,
-      recencyHalfLifeDays: 30,
-      mmrLambda: 0.7,
-    },
-    chunking: { tokens: 400, overlap: 80 },
-    ftsTokenizer: "unicode61",
-    bootstrap: { maxFileChars: 20000, maxUserFileChars: 4000, maxTotalChars: 60000 },
-  };
-}
+/** The host-side deadline of one embedder call by default, in ms (a setting of this host, as `limits.embedTimeoutMs` is memory-harness's). */
+export const DEFAULT_EMBED_TIMEOUT_MS = 30000;
 
 /** A failure the component reported (`types.error`), or one of this host. */
 export class MemoryError extends Error {
@@ -179,7 +164,8 @@ function modelImport(model, calls, capMs) {
 }
 
 function wasiImports(workspaceDir) {
-  const filesystem = shim.filesystem.createFilesystem({ preopens: { [GUEST_WORKSPACE]: workspaceDir } });
+  const preopens = workspaceDir === null ? {} : { [GUEST_WORKSPACE]: workspaceDir };
+  const filesystem = shim.filesystem.createFilesystem({ preopens });
   return {
     "wasi:cli/environment": {
       getEnvironment: () => [],
@@ -212,12 +198,62 @@ function wasiImports(workspaceDir) {
   };
 }
 
+let configuration; // the `config` interface of an instance of its own, once instantiated
+
+/**
+ * The component's `config` interface (wit/config.wit): every setting's
+ * default, range and meaning, and their validation. Its functions are pure,
+ * so one instance serves the process: no directory, no environment, and
+ * neither an embedder nor a model.
+ */
+function configInterface() {
+  configuration ??= (async () => {
+    patchOpenAt();
+    const { instantiate } = await loadTranspiled();
+    const exports = await instantiate(compileCore, {
+      ...wasiImports(null),
+      "openclaw:memory/types": {},
+      "openclaw:memory/embedder": embedderImport(null, 0),
+      "openclaw:memory/model": modelImport(null, { count: 0 }, 0),
+    });
+    return exports.config;
+  })().catch((error) => {
+    configuration = undefined;
+    throw error;
+  });
+  return configuration;
+}
+
+/** The component's settings (`config.describe`): `{ key, valueType, defaultValue, minimum, exclusiveMinimum, maximum, choices, doc }` each. */
+export async function describeSettings() {
+  return (await configInterface()).describe();
+}
+
+/**
+ * `config` (the component's settings in its own keys, nested by section or
+ * dotted: `{ search: { maxResults: 8 } }`) over the component's defaults,
+ * checked: `{ settings, dreamGates, flush }`, the records `store.open`,
+ * `dream.run` and `write.flush` take. Throws a MemoryError `invalid-input`
+ * naming a key the component refuses.
+ */
+export async function resolveSettings(config = {}) {
+  const { resolve } = await configInterface();
+  try {
+    return resolve(GUEST_WORKSPACE, JSON.stringify(config, (_, v) => (typeof v === "bigint" ? Number(v) : v)));
+  } catch (error) {
+    throw asMemoryError(error);
+  }
+}
+
 /**
  * One workspace's memory, served by its own instance of the component.
  *
- * Options: `workspaceDir` (host path, granted as `/workspace`), `settings`
- * (overrides of `referenceSettings()`, `workspace` excepted), `embedder`,
- * `model` (see the imports above), `embedTimeoutMs` (default 30 s), `lock`
+ * Options: `workspaceDir` (host path, granted as `/workspace`), `config`
+ * (the component's settings, as `resolveSettings` takes them; resolved when
+ * the workspace is opened), `embedder`, `model` (see the imports above),
+ * `embedTimeoutMs` (default `DEFAULT_EMBED_TIMEOUT_MS`), `modelTimeoutMs`
+ * (the cap on any model call; default the longest model turn the settings
+ * ask for, dreaming's `modelTimeoutMs`), `lock`
  * (default true: one process per workspace), `lockWaitMs` (default 10 s: how
  * long a workspace another process holds is waited for; then the call fails
  * with kind `busy`), `health` (default false: record failed calls and traps
@@ -238,20 +274,19 @@ export class MemoryComponent {
   notes = [];
   /** Spooled calls replayed when the workspace was opened: `{ call, file, report | error }`. */
   replayed = [];
+  /** The resolved configuration (`resolveSettings(options.config)`), once opened. */
+  resolved = null;
 
   constructor(options) {
     if (!options?.workspaceDir) throw new MemoryError("invalid-input", "workspaceDir is required");
     this.#options = {
-      embedTimeoutMs: 30000,
-      modelTimeoutMs: 60000,
+      embedTimeoutMs: DEFAULT_EMBED_TIMEOUT_MS,
       lock: true,
       lockWaitMs: DEFAULT_LOCK_WAIT_MS,
       health: false,
       ...options,
     };
     this.workspaceDir = path.resolve(options.workspaceDir);
-    this.settings = mergeSettings(referenceSettings(), options.settings ?? {});
-    this.settings.workspace = GUEST_WORKSPACE;
   }
 
   /** Opens the workspace (instantiating the component); idempotent. */
@@ -263,6 +298,8 @@ export class MemoryComponent {
   async #ensure() {
     if (this.#instance) return this.#instance;
     if (this.#closed) throw new MemoryError("io", `the memory of ${this.workspaceDir} was closed`);
+    // Settings the component refuses fail before the workspace is locked.
+    this.resolved ??= await resolveSettings(this.#options.config);
     if (this.#options.lock && !this.#release && !this.readOnly) {
       try {
         this.#release = await acquireWorkspaceLockWaiting(this.workspaceDir, this.#options.lockWaitMs);
@@ -283,14 +320,18 @@ export class MemoryComponent {
       ...wasiImports(this.workspaceDir),
       "openclaw:memory/types": {},
       "openclaw:memory/embedder": embedderImport(this.#options.embedder, this.#options.embedTimeoutMs),
-      "openclaw:memory/model": modelImport(this.#options.model, this.modelCalls, this.#options.modelTimeoutMs),
+      "openclaw:memory/model": modelImport(
+        this.#options.model,
+        this.modelCalls,
+        this.#options.modelTimeoutMs ?? this.resolved.dreamGates.modelTimeoutMs,
+      ),
     };
     const exports = await instantiate(compileCore, imports);
     let memory;
     try {
       memory = this.readOnly
-        ? exports.store.Memory.openReadOnly(this.settings)
-        : exports.store.Memory.open(this.settings);
+        ? exports.store.Memory.openReadOnly(this.resolved.settings)
+        : exports.store.Memory.open(this.resolved.settings);
     } catch (error) {
       const failure = asMemoryError(error);
       if (this.readOnly && failure instanceof MemoryError) {
@@ -529,18 +570,6 @@ export class MemoryComponent {
       // A dead instance has nothing left to close.
     }
   }
-}
-
-function mergeSettings(base, overrides) {
-  const out = { ...base };
-  for (const [key, value] of Object.entries(overrides)) {
-    if (value === undefined) continue;
-    out[key] =
-      value && typeof value === "object" && !Array.isArray(value) && base[key] && typeof base[key] === "object"
-        ? mergeSettings(base[key], value)
-        : value;
-  }
-  return out;
 }
 
 /** A turn context with defaults: the owner at a terminal, now. */

@@ -9,13 +9,19 @@ export const DREAM_TOKEN = "[memory-wasm:dream]";
 const DECLARATION_KEY = "memory-wasm:dreaming";
 const JOB_NAME = "memory-wasm dreaming";
 
-/** The cron job the plugin's dreaming settings ask for, in `timeZone` unless they name one. */
-export function dreamingJob(dreaming, timeZone) {
+/**
+ * The cron job the plugin's dreaming settings ask for, in `timeZone` unless
+ * they name one; its description names the `gates` (the component's
+ * resolved `dream-gates`) when given.
+ */
+export function dreamingJob(dreaming, timeZone, gates) {
   const tz = dreaming.timezone ?? timeZone;
+  // The score is an f32: shown with the digits it holds (0.8, not 0.800000011920929).
+  const figures = gates ? ` (limit ${gates.maxPromotions}, min score ${Number(gates.minScore.toPrecision(7))})` : "";
   return {
     declarationKey: DECLARATION_KEY,
     name: JOB_NAME,
-    description: `Dreaming sweep of memory-wasm (light, REM, deep): promotes recalled, promotable entries into MEMORY.md (limit ${dreaming.gates.maxPromotions}, min score ${dreaming.gates.minScore}).`,
+    description: `Dreaming sweep of memory-wasm (light, REM, deep): promotes recalled, promotable entries into MEMORY.md${figures}.`,
     enabled: true,
     schedule: { kind: "cron", expr: dreaming.cron, ...(tz ? { tz } : {}) },
     sessionTarget: "isolated",
@@ -26,14 +32,14 @@ export function dreamingJob(dreaming, timeZone) {
 }
 
 /** Brings OpenClaw's cron in line with the settings: one job when enabled, none when not. */
-export async function reconcileDreamingJob(cron, dreaming, log, timeZone) {
+export async function reconcileDreamingJob(cron, dreaming, log, timeZone, gates) {
   const jobs = await cron.list({ includeDisabled: true });
   const ours = jobs.filter((job) => job.declarationKey === DECLARATION_KEY || job.name === JOB_NAME);
   if (!dreaming.enabled) {
     for (const job of ours) await cron.remove(job.id);
     return { status: "disabled", removed: ours.length };
   }
-  const desired = dreamingJob(dreaming, timeZone);
+  const desired = dreamingJob(dreaming, timeZone, gates);
   const [primary, ...duplicates] = ours;
   for (const job of duplicates) await cron.remove(job.id);
   if (!primary) {
@@ -59,7 +65,7 @@ export async function runDream(memories, where, { dryRun = false, phases = [] } 
   return memory.dreamRun({
     phases,
     dryRun,
-    gates: memories.settings.dreaming.gates,
+    gates: (await memories.resolved()).dreamGates,
     context: memories.context({ senderIsOwner: true, channel: "cron", trigger: "cron", sessionKind: "cron" }),
   });
 }
@@ -81,7 +87,8 @@ export function registerDreaming(api, memories) {
       const cron = ctx?.getCron?.();
       if (!cron) return;
       try {
-        await reconcileDreamingJob(cron, dreaming, ctx.logger ?? api.logger, memories.timeZone(ctx.config));
+        const { dreamGates } = await memories.resolved();
+        await reconcileDreamingJob(cron, dreaming, ctx.logger ?? api.logger, memories.timeZone(ctx.config), dreamGates);
       } catch (error) {
         (ctx.logger ?? api.logger)?.warn?.(`memory-wasm: cannot schedule dreaming: ${error.message}`);
       }

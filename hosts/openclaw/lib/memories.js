@@ -4,55 +4,34 @@
 // older than `syncIntervalMs` (an unchanged workspace costs a directory walk).
 
 import path from "node:path";
-import { MemoryComponent } from "./component.js";
+import { DEFAULT_EMBED_TIMEOUT_MS, MemoryComponent, resolveSettings } from "./component.js";
 import { openclawEmbedder, openclawModel } from "./bridge.js";
 import { contextOf } from "./adapt.js";
 import { PendingIntents } from "./pending.js";
 import { resolveTimeZone } from "./time.js";
 
-/** The plugin's settings (`plugins.entries.memory-wasm.config`) with defaults. */
+/**
+ * The plugin's settings (`plugins.entries.memory-wasm.config`): the
+ * component's (`search`, `bootstrap`, `dreaming`'s gates, `flush`), passed
+ * on as they are for the component to resolve (`config.resolve`: its
+ * defaults, its ranges), and this host's own, with their defaults here.
+ */
 export function pluginSettings(config = {}) {
-  const search = config.search ?? {};
-  const dreaming = config.dreaming ?? {};
+  // This host's keys; everything else in these sections is the component's.
+  const { enabled: injectBootstrap, ...bootstrap } = config.bootstrap ?? {};
+  const { enabled: dreamingEnabled, cron, timezone, ...gates } = config.dreaming ?? {};
   return {
-    component: {
-      search: {
-        maxResults: search.maxResults,
-        minScore: search.minScore,
-        vectorWeight: search.vectorWeight,
-        recencyHalfLifeDays: search.recencyHalfLifeDays,
-        mmrLambda: search.mmrLambda,
-      },
-      ftsTokenizer: search.tokenizer,
-      bootstrap: config.bootstrap && {
-        maxFileChars: config.bootstrap.maxFileChars,
-        maxUserFileChars: config.bootstrap.maxUserFileChars,
-        maxTotalChars: config.bootstrap.maxTotalChars,
-      },
-    },
-    injectBootstrap: config.bootstrap?.enabled !== false,
+    component: { search: config.search, bootstrap, dreaming: gates, flush: config.flush },
+    injectBootstrap: injectBootstrap !== false,
+    // Lane 2 within the prompt build (the component's own default, for a host that passes none, is longer).
     escalation: { mode: config.escalation?.mode ?? "escalate", timeoutMs: config.escalation?.timeoutMs ?? 8000 },
     rememberAcrossConversations: config.rememberAcrossConversations === true,
-    flush: { softThresholdTokens: config.flush?.softThresholdTokens, timeoutMs: config.flush?.timeoutMs ?? 20000 },
-    dreaming: {
-      enabled: dreaming.enabled !== false,
-      cron: dreaming.cron ?? "0 3 * * *",
-      timezone: dreaming.timezone,
-      gates: {
-        minScore: dreaming.minScore ?? 0.75,
-        minRecalls: dreaming.minRecallCount ?? 3,
-        minUniqueQueries: dreaming.minUniqueQueries ?? 2,
-        recencyHalfLifeDays: dreaming.recencyHalfLifeDays ?? 14,
-        maxPromotions: dreaming.limit ?? 10,
-        lightLookbackDays: dreaming.lightLookbackDays ?? 2,
-        remLookbackDays: dreaming.remLookbackDays ?? 7,
-        modelTimeoutMs: dreaming.modelTimeoutMs ?? 60000,
-      },
-    },
+    // The sweep's schedule on OpenClaw's cron (memory-harness's `[memory.dreaming] frequency` is its own).
+    dreaming: { enabled: dreamingEnabled !== false, cron: cron ?? "0 3 * * *", timezone },
     // An IANA zone; else OpenClaw's `agents.defaults.userTimezone`, else the host's (lib/time.js).
     timeZone: config.timeZone,
     intents: { deliverDue: config.intents?.deliverDue !== false },
-    embedTimeoutMs: config.embedTimeoutMs ?? 30000,
+    embedTimeoutMs: config.embedTimeoutMs ?? DEFAULT_EMBED_TIMEOUT_MS,
     syncIntervalMs: config.syncIntervalMs ?? 5000,
     useModel: config.model?.enabled !== false,
   };
@@ -64,10 +43,23 @@ export class Memories {
   #settled = new Map(); // workspace dir -> entry, once open
   #closing = new Map(); // workspace dir -> the close in progress
   #pending = new Map(); // workspace dir -> PendingIntents
+  #resolved = null; // the component's resolution of the plugin's settings
 
   constructor(api) {
     this.#api = api;
     this.settings = pluginSettings(api.pluginConfig);
+  }
+
+  /**
+   * The component's settings, dream gates and flush values for the plugin's
+   * config (`config.resolve`): `{ settings, dreamGates, flush }`.
+   */
+  resolved() {
+    this.#resolved ??= resolveSettings(this.settings.component).catch((error) => {
+      this.#resolved = null;
+      throw error;
+    });
+    return this.#resolved;
   }
 
   /**
@@ -115,6 +107,7 @@ export class Memories {
 
   async #openWorkspace(workspaceDir, cfg, agentId) {
     const log = this.#api.logger;
+    const { dreamGates, flush } = await this.resolved();
     let embedder = null;
     try {
       embedder = await openclawEmbedder(cfg, agentId, { log, timeoutMs: this.settings.embedTimeoutMs });
@@ -124,12 +117,12 @@ export class Memories {
     const memory = new MemoryComponent({
       workspaceDir,
       health: true,
-      settings: this.settings.component,
+      config: this.settings.component,
       embedder,
       model: this.settings.useModel ? openclawModel(this.#api) : null,
       embedTimeoutMs: this.settings.embedTimeoutMs,
-      // The longest model turn the settings ask for (a dreaming rewrite may take longer than 60 s).
-      modelTimeoutMs: Math.max(60000, this.settings.dreaming.gates.modelTimeoutMs, this.settings.flush.timeoutMs, this.settings.escalation.timeoutMs),
+      // The longest model turn the settings ask for (a dreaming rewrite may take longer than a flush).
+      modelTimeoutMs: Math.max(dreamGates.modelTimeoutMs, flush.timeoutMs, this.settings.escalation.timeoutMs),
     });
     try {
       await memory.open();
