@@ -231,8 +231,20 @@ pub fn json() -> Json {
 
 fn setting_json(s: &Setting) -> Json {
     let default: Json = serde_json::from_str(&s.kind.default().to_string()).expect("JSON text");
-    let mut out = json!({ "key": s.key, "type": s.kind.json_type(), "default": default });
-    match s.kind {
+    let mut out = json!({ "key": s.key, "default": default });
+    if let (Some(out), Json::Object(schema)) = (out.as_object_mut(), json_schema(&s.kind)) {
+        out.extend(schema);
+    }
+    out["file"] = file_key(s.key).into();
+    out["doc"] = s.doc.into();
+    out
+}
+
+/// A setting's type and range in JSON Schema's words (`type`, `minimum` or
+/// `exclusiveMinimum`, `maximum`, `enum`), as a host's schema states them.
+pub fn json_schema(kind: &Kind) -> Json {
+    let mut out = json!({ "type": kind.json_type() });
+    match *kind {
         Kind::Integer { min, max, .. } => {
             out["minimum"] = min.into();
             if let Some(max) = max {
@@ -245,19 +257,18 @@ fn setting_json(s: &Setting) -> Json {
             max,
             ..
         } => {
-            out[if min_exclusive {
+            let bound = if min_exclusive {
                 "exclusiveMinimum"
             } else {
                 "minimum"
-            }] = json_number(min);
+            };
+            out[bound] = json_number(min);
             if let Some(max) = max {
                 out["maximum"] = json_number(max);
             }
         }
         Kind::Choice { values, .. } => out["enum"] = json!(values),
     }
-    out["file"] = file_key(s.key).into();
-    out["doc"] = s.doc.into();
     out
 }
 

@@ -5,7 +5,7 @@
 //! hosts/openclaw/openclaw.plugin.json gives each setting the component's
 //! type and range.
 
-use memory_core::config::{describe, Kind};
+use memory_core::config::describe;
 use memory_harness::config::{
     ConfigFile, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_DREAM_SCHEDULE, DEFAULT_DUE_EVERY_SECONDS,
     DEFAULT_EMBED_TIMEOUT_MS, DEFAULT_LOCK_WAIT_MS, DEFAULT_MEMORY_MIB,
@@ -101,32 +101,7 @@ fn the_openclaw_schema_gives_each_setting_the_component_s_range() {
             at = &at["properties"][part];
         }
         assert!(at.is_object(), "the plugin's configSchema lacks {}", s.key);
-        let mut expected = serde_json::json!({ "type": s.kind.json_type() });
-        match s.kind {
-            Kind::Integer { min, max, .. } => {
-                expected["minimum"] = min.into();
-                if let Some(max) = max {
-                    expected["maximum"] = max.into();
-                }
-            }
-            Kind::Number {
-                min,
-                min_exclusive,
-                max,
-                ..
-            } => {
-                let bound = if min_exclusive {
-                    "exclusiveMinimum"
-                } else {
-                    "minimum"
-                };
-                expected[bound] = number(min);
-                if let Some(max) = max {
-                    expected["maximum"] = number(max);
-                }
-            }
-            Kind::Choice { values, .. } => expected["enum"] = values.into(),
-        }
+        let expected = settings::json_schema(&s.kind);
         let mut actual = at.clone();
         if let Some(object) = actual.as_object_mut() {
             object.remove("description");
@@ -170,14 +145,5 @@ fn the_openclaw_schema_gives_each_setting_the_component_s_range() {
             HOST_KEYS.contains(&key.as_str()) || describe().iter().any(|s| s.key == key),
             "configSchema's {key} is neither a component setting nor the plugin's own"
         );
-    }
-}
-
-/// A bound as JSON Schema writes it: a whole number without a fraction.
-fn number(x: f64) -> Value {
-    if x.fract() == 0.0 {
-        (x as i64).into()
-    } else {
-        x.into()
     }
 }

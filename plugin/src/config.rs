@@ -422,7 +422,8 @@ impl Kind {
             Kind::Choice { values, .. } => json
                 .as_str()
                 .and_then(|s| values.iter().find(|v| **v == s))
-                .map(|v| Value::Choice(*v)),
+                .copied()
+                .map(Value::Choice),
         };
         let value = value.ok_or_else(|| {
             invalid(match self {

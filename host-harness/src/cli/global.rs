@@ -103,7 +103,6 @@ impl Global {
             no_cache: self.no_cache,
             model: self.model.clone(),
             time_zone: self.time_zone.clone(),
-            ..Overrides::default()
         };
         let mut resolved = resolve(&file, &overrides)?;
         // `--now` written with a numeric offset: that is the local offset for
