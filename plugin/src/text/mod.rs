@@ -1,0 +1,12 @@
+//! Pure text handling, no I/O and no decisions about memory: words and
+//! stems, Markdown entries and their annotations, session transcripts, the
+//! framing of what memory shows a model, what a line says, the workspace
+//! layout (memory paths, tiers, dates) and content hashes.
+
+pub mod annotations;
+pub mod framing;
+pub mod layout;
+pub mod markdown;
+pub mod statement;
+pub mod transcript;
+pub mod words;
