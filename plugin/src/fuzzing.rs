@@ -120,7 +120,7 @@ pub fn rewrite(input: &str) {
         max_chars: 4_000,
         projects: vec![("memory/a.md#L1-L1", Vec::new())],
     };
-    if let Ok(text) = consolidate::validate_rewrite(input, &check, crate::ops::entry_hash) {
+    if let Ok(text) = consolidate::validate_rewrite(input, &check, crate::text::hash::entry_hash) {
         assert!(text.contains("Source: memory/a.md#L1-L1"));
         assert!(markdown::parse(&text).problems.is_empty());
         assert!(text.chars().count() <= 4_000);

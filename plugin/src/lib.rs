@@ -36,4 +36,19 @@ pub mod text;
 
 pub use contract::api::*;
 pub use contract::error::MemoryError;
+pub use logic::dream::sweep::{
+    CandidateView, Consolidation, DreamReport, DreamRequest, Phase, RollbackReport, Verdict,
+};
+pub use ops::inject::escalate::{EscalateRequest, Escalation};
+pub use ops::inject::trigger::{ContextBlock, InjectRequest, InjectResult};
+pub use ops::intents::{CreateResult, IntentSpec, IntentView};
+pub use ops::report::{
+    DayCount, PromotedEntry, RecalledEntry, ReportRequest, StagedCandidate, SweepView,
+    WorkspaceReport,
+};
+pub use ops::user::UserModel;
+pub use ops::write::{
+    FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
+    NoteRequest, WriteReport,
+};
 pub use ops::Memory;

@@ -218,7 +218,7 @@ impl Subject for Native {
     }
 
     fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = memory_core::ops::IntentSpec {
+        let spec = memory_core::IntentSpec {
             text,
             triggers: vec![trigger],
             due_at_ms: None,
@@ -228,7 +228,7 @@ impl Subject for Native {
             fire_budget: None,
             cooldown_ms: None,
             semantic: false,
-            origin: memory_core::logic::provenance::ContentOrigin::SenderMessage,
+            origin: memory_core::ContentOrigin::SenderMessage,
         };
         self.0
             .create_intent(&spec, &Self::context(Turn::Owner, now_ms))
@@ -237,7 +237,7 @@ impl Subject for Native {
     }
 
     fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize> {
-        let request = memory_core::ops::InjectRequest {
+        let request = memory_core::InjectRequest {
             message,
             mode: memory_core::logic::inject::recall_intent::EscalationMode::Escalate,
             context: Self::context(Turn::Owner, now_ms),
@@ -246,8 +246,8 @@ impl Subject for Native {
     }
 
     fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome> {
-        use memory_core::ops::Verdict;
-        let request = memory_core::ops::DreamRequest {
+        use memory_core::Verdict;
+        let request = memory_core::DreamRequest {
             phases: Vec::new(),
             dry_run,
             gates: memory_core::logic::dream::signals::Gates::reference(),

@@ -251,7 +251,8 @@ mod tests {
 
     #[test]
     fn the_marker_is_the_one_bootstrap_writes() {
-        use memory_core::logic::bootstrap::{plan, Budgets, Found};
+        use memory_core::logic::bootstrap::{plan, Found};
+        use memory_core::Budgets;
         let budgets = Budgets {
             max_file_chars: 120,
             max_user_file_chars: 120,

@@ -1,9 +1,8 @@
 //! The operations' requests and answers as plain Rust, one type per WIT record.
-//! `component.rs` converts between these and the generated bindings; nothing
+//! `contract::component` converts between these and the generated bindings; nothing
 //! else in the crate sees the bindings.
 
 use crate::contract::error::MemoryError;
-use crate::logic::bootstrap::Budgets;
 use std::path::PathBuf;
 
 macro_rules! closed_set {
@@ -27,6 +26,81 @@ closed_set!(
     /// Who a piece of memory came from; see the WIT `source-class`.
     SourceClass { Owner = "owner", Agent = "agent", Untrusted = "untrusted", System = "system" }
 );
+impl SourceClass {
+    /// Trust order, lowest first: the lowest class of a mix wins.
+    pub fn trust_rank(self) -> u8 {
+        match self {
+            SourceClass::Untrusted => 0,
+            SourceClass::System => 1,
+            SourceClass::Agent => 2,
+            SourceClass::Owner => 3,
+        }
+    }
+
+    /// The less trusted of two classes (`a` when they rank the same).
+    pub fn lowest(a: SourceClass, b: SourceClass) -> SourceClass {
+        if a.trust_rank() <= b.trust_rank() {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// Where a piece of content came from, as the host reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContentOrigin {
+    /// Typed by the turn's sender.
+    SenderMessage,
+    /// Written by the agent from what the sender said.
+    AgentDerived,
+    /// Text of a web page.
+    WebPage,
+    /// Output of a tool.
+    ToolOutput,
+    /// A non-owner participant of a group chat.
+    Participant,
+    /// Heartbeat prompts, cron preambles and other scaffolding.
+    Scaffolding,
+    /// External, source not known.
+    UnknownExternal,
+}
+
+/// Nothing defaults to the owner: content of unstated origin is external.
+impl Default for ContentOrigin {
+    fn default() -> Self {
+        ContentOrigin::UnknownExternal
+    }
+}
+
+impl ContentOrigin {
+    pub const ALL: &'static [ContentOrigin] = &[
+        ContentOrigin::SenderMessage,
+        ContentOrigin::AgentDerived,
+        ContentOrigin::WebPage,
+        ContentOrigin::ToolOutput,
+        ContentOrigin::Participant,
+        ContentOrigin::Scaffolding,
+        ContentOrigin::UnknownExternal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContentOrigin::SenderMessage => "sender-message",
+            ContentOrigin::AgentDerived => "agent-derived",
+            ContentOrigin::WebPage => "web-page",
+            ContentOrigin::ToolOutput => "tool-output",
+            ContentOrigin::Participant => "participant",
+            ContentOrigin::Scaffolding => "scaffolding",
+            ContentOrigin::UnknownExternal => "unknown-external",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ContentOrigin> {
+        ContentOrigin::ALL.iter().copied().find(|o| o.as_str() == s)
+    }
+}
+
 closed_set!(
     /// The kind of session that produced a piece of memory.
     SessionKind { Interactive = "interactive", Cron = "cron", Heartbeat = "heartbeat", Subagent = "subagent" }
@@ -101,11 +175,6 @@ impl TurnContext {
         };
         self.now_ms + offset as i64 * 60_000
     }
-
-    /// The owner's calendar date at the turn: daily notes are named by it.
-    pub fn local_date(&self) -> crate::text::layout::Date {
-        crate::text::layout::Date::from_ms(self.local_ms())
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,6 +191,13 @@ pub struct SearchSettings {
 pub struct ChunkSettings {
     pub tokens: u32,
     pub overlap: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    pub max_file_chars: usize,
+    pub max_user_file_chars: usize,
+    pub max_total_chars: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -294,13 +370,23 @@ pub struct SearchRequest {
     pub context: TurnContext,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreParts {
+    pub text: f32,
+    pub vector: Option<f32>,
+    pub relevance: f32,
+    pub recency: f32,
+    pub importance: f32,
+    pub project: f32,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
     pub path: String,
     pub start_line: u32,
     pub end_line: u32,
     pub score: f32,
-    pub parts: crate::logic::recall::ScoreParts,
+    pub parts: ScoreParts,
     pub snippet: String,
     pub heading: Option<String>,
     pub citation: String,
@@ -359,8 +445,20 @@ pub struct BootstrapRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedFile {
+    pub path: String,
+    pub present: bool,
+    /// Why a present file was not injected.
+    pub skipped: Option<String>,
+    pub original_chars: usize,
+    pub injected_chars: usize,
+    pub truncated: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootstrapResult {
-    pub files: Vec<crate::logic::bootstrap::InjectedFile>,
+    pub files: Vec<InjectedFile>,
     pub text: String,
     pub total_chars: u32,
     pub digest: String,

@@ -233,7 +233,7 @@ fn open_memory(
             wit_store::FtsTokenizer::Unicode61 => core::FtsTokenizer::Unicode61,
             wit_store::FtsTokenizer::Trigram => core::FtsTokenizer::Trigram,
         },
-        bootstrap: crate::logic::bootstrap::Budgets {
+        bootstrap: crate::contract::api::Budgets {
             max_file_chars: settings.bootstrap.max_file_chars as usize,
             max_user_file_chars: settings.bootstrap.max_user_file_chars as usize,
             max_total_chars: settings.bootstrap.max_total_chars as usize,
@@ -381,7 +381,7 @@ impl wit_write::Guest for Component {
         let report = memory
             .inner
             .borrow_mut()
-            .note(&crate::ops::NoteRequest {
+            .note(&crate::ops::write::NoteRequest {
                 text: request.text,
                 origin: content_origin(request.origin),
                 importance: request.importance,
@@ -401,7 +401,7 @@ impl wit_write::Guest for Component {
         let r = memory
             .inner
             .borrow_mut()
-            .flush(&crate::ops::FlushRequest {
+            .flush(&crate::ops::write::FlushRequest {
                 session_id: request.session_id,
                 state: crate::logic::write::flush::SessionState {
                     token_estimate: request.state.token_estimate,
@@ -431,7 +431,7 @@ impl wit_write::Guest for Component {
         let r = memory
             .inner
             .borrow_mut()
-            .ingest(&crate::ops::IngestRequest {
+            .ingest(&crate::ops::write::IngestRequest {
                 session_id: request.session_id,
                 transcript: request.transcript,
                 context: turn_context(request.context),
@@ -458,7 +458,7 @@ impl wit_write::Guest for Component {
         let r = memory
             .inner
             .borrow_mut()
-            .forget(&crate::ops::ForgetRequest {
+            .forget(&crate::ops::write::ForgetRequest {
                 session_id: request.session_id,
                 context: turn_context(request.context),
             })
@@ -479,7 +479,7 @@ impl wit_inject::Guest for Component {
         let r = memory
             .inner
             .borrow_mut()
-            .escalate(&crate::ops::EscalateRequest {
+            .escalate(&crate::ops::inject::escalate::EscalateRequest {
                 message: request.message,
                 context: turn_context(request.context),
                 timeout_ms: request.timeout_ms,
@@ -505,7 +505,7 @@ impl wit_inject::Guest for Component {
         let r = memory
             .inner
             .borrow_mut()
-            .inject(&crate::ops::InjectRequest {
+            .inject(&crate::ops::inject::trigger::InjectRequest {
                 message: request.message,
                 mode: match request.mode {
                     wit_inject::EscalationMode::Escalate => EscalationMode::Escalate,
@@ -524,7 +524,7 @@ impl wit_inject::Guest for Component {
     }
 }
 
-fn context_block(b: crate::ops::ContextBlock) -> wit_inject::ContextBlock {
+fn context_block(b: crate::ops::inject::trigger::ContextBlock) -> wit_inject::ContextBlock {
     wit_inject::ContextBlock {
         kind: b.kind.to_string(),
         text: b.text,
@@ -533,7 +533,7 @@ fn context_block(b: crate::ops::ContextBlock) -> wit_inject::ContextBlock {
     }
 }
 
-fn intent_view(v: crate::ops::IntentView) -> wit_intents::Intent {
+fn intent_view(v: crate::ops::intents::IntentView) -> wit_intents::Intent {
     use crate::logic::intents::State;
     wit_intents::Intent {
         id: v.intent.id,
@@ -570,7 +570,7 @@ impl wit_intents::Guest for Component {
             .inner
             .borrow_mut()
             .create_intent(
-                &crate::ops::IntentSpec {
+                &crate::ops::intents::IntentSpec {
                     text: spec.text,
                     triggers: spec.triggers,
                     due_at_ms: spec.due_at_ms,
@@ -644,7 +644,7 @@ fn directive(d: crate::logic::user::Directive) -> wit_user::Directive {
     }
 }
 
-fn user_model(m: crate::ops::UserModel) -> wit_user::UserModel {
+fn user_model(m: crate::ops::user::UserModel) -> wit_user::UserModel {
     wit_user::UserModel {
         text: m.text,
         hash: m.hash,
@@ -684,8 +684,8 @@ impl wit_dream::Guest for Component {
         store: wit_store::MemoryBorrow<'_>,
         request: wit_dream::DreamRequest,
     ) -> Result<wit_dream::DreamReport, wit::Error> {
-        use crate::ops::Phase;
-        let request = crate::ops::DreamRequest {
+        use crate::logic::dream::sweep::Phase;
+        let request = crate::logic::dream::sweep::DreamRequest {
             phases: request
                 .phases
                 .into_iter()
@@ -739,8 +739,8 @@ fn gates(g: wit_dream::DreamGates) -> crate::logic::dream::signals::Gates {
     }
 }
 
-fn phase(p: crate::ops::Phase) -> wit_dream::Phase {
-    use crate::ops::Phase;
+fn phase(p: crate::logic::dream::sweep::Phase) -> wit_dream::Phase {
+    use crate::logic::dream::sweep::Phase;
     match p {
         Phase::Light => wit_dream::Phase::Light,
         Phase::Rem => wit_dream::Phase::Rem,
@@ -748,8 +748,8 @@ fn phase(p: crate::ops::Phase) -> wit_dream::Phase {
     }
 }
 
-fn consolidation(c: crate::ops::Consolidation) -> wit_dream::Consolidation {
-    use crate::ops::Consolidation;
+fn consolidation(c: crate::logic::dream::sweep::Consolidation) -> wit_dream::Consolidation {
+    use crate::logic::dream::sweep::Consolidation;
     match c {
         Consolidation::None => wit_dream::Consolidation::None,
         Consolidation::ModelRewrite => wit_dream::Consolidation::ModelRewrite,
@@ -774,8 +774,8 @@ fn refusal_kind(k: crate::logic::dream::refusal::RefusalKind) -> wit_dream::Refu
     }
 }
 
-fn candidate(c: crate::ops::CandidateView) -> wit_dream::Candidate {
-    use crate::ops::Verdict;
+fn candidate(c: crate::logic::dream::sweep::CandidateView) -> wit_dream::Candidate {
+    use crate::logic::dream::sweep::Verdict;
     wit_dream::Candidate {
         citation: c.citation,
         text: c.text,
@@ -810,7 +810,7 @@ fn candidate(c: crate::ops::CandidateView) -> wit_dream::Candidate {
     }
 }
 
-fn dream_report(r: crate::ops::DreamReport) -> wit_dream::DreamReport {
+fn dream_report(r: crate::logic::dream::sweep::DreamReport) -> wit_dream::DreamReport {
     wit_dream::DreamReport {
         sweep: r.sweep,
         phases: r.phases.into_iter().map(phase).collect(),
@@ -834,7 +834,7 @@ impl wit_report::Guest for Component {
         store: wit_store::MemoryBorrow<'_>,
         request: wit_report::ReportRequest,
     ) -> Result<wit_report::WorkspaceReport, wit::Error> {
-        let request = crate::ops::ReportRequest {
+        let request = crate::ops::report::ReportRequest {
             now_ms: request.now_ms,
             gates: gates(request.gates),
             max_sweeps: request.max_sweeps,
@@ -852,7 +852,7 @@ impl wit_report::Guest for Component {
     }
 }
 
-fn workspace_report(r: crate::ops::WorkspaceReport) -> wit_report::WorkspaceReport {
+fn workspace_report(r: crate::ops::report::WorkspaceReport) -> wit_report::WorkspaceReport {
     wit_report::WorkspaceReport {
         sweeps: r
             .sweeps
@@ -962,8 +962,8 @@ fn workspace_report(r: crate::ops::WorkspaceReport) -> wit_report::WorkspaceRepo
     }
 }
 
-fn content_origin(o: wit_write::ContentOrigin) -> crate::logic::provenance::ContentOrigin {
-    use crate::logic::provenance::ContentOrigin as O;
+fn content_origin(o: wit_write::ContentOrigin) -> crate::contract::api::ContentOrigin {
+    use crate::contract::api::ContentOrigin as O;
     match o {
         wit_write::ContentOrigin::SenderMessage => O::SenderMessage,
         wit_write::ContentOrigin::AgentDerived => O::AgentDerived,
@@ -975,7 +975,7 @@ fn content_origin(o: wit_write::ContentOrigin) -> crate::logic::provenance::Cont
     }
 }
 
-fn write_report(r: crate::ops::WriteReport) -> wit_write::WriteReport {
+fn write_report(r: crate::ops::write::WriteReport) -> wit_write::WriteReport {
     wit_write::WriteReport {
         path: r.path,
         lines: r.lines,

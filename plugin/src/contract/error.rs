@@ -35,12 +35,6 @@ impl fmt::Display for MemoryError {
 
 impl std::error::Error for MemoryError {}
 
-impl From<crate::storage::sqlite::DbError> for MemoryError {
-    fn from(error: crate::storage::sqlite::DbError) -> Self {
-        MemoryError::Index(error.to_string())
-    }
-}
-
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
 
 /// Describes an I/O failure on a workspace path without leaking host paths,

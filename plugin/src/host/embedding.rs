@@ -95,6 +95,14 @@ pub fn decode(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
+/// What the embedder sees of an entry: its text without list markers.
+pub fn embedding_text(text: &str) -> String {
+    text.lines()
+        .map(|l| crate::text::words::strip_list_marker(l.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,15 +3,10 @@
 //! Truncation is always visible, both in the text (a marker the model reads)
 //! and in the report (for the host and the user). Files on disk are untouched.
 
+use crate::contract::api::{Budgets, InjectedFile};
+
 /// Injection order: instructions first, then the curated core.
 pub const BOOTSTRAP_FILES: [&str; 3] = ["AGENTS.md", "MEMORY.md", "USER.md"];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budgets {
-    pub max_file_chars: usize,
-    pub max_user_file_chars: usize,
-    pub max_total_chars: usize,
-}
 
 /// What the caller found for one bootstrap file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,18 +15,6 @@ pub enum Found<'a> {
     /// Present but not injected (a symlink, a FIFO): the reason.
     Refused(&'a str),
     Text(&'a str),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InjectedFile {
-    pub path: String,
-    pub present: bool,
-    /// Why a present file was not injected.
-    pub skipped: Option<String>,
-    pub original_chars: usize,
-    pub injected_chars: usize,
-    pub truncated: Option<String>,
-    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,61 +4,34 @@
 //! and never from the content itself. Conservative: unknown external origin
 //! is untrusted, unknown scaffolding is system, nothing defaults to owner.
 
-use crate::contract::api::{Provenance, ProvenanceBasis, SessionKind, SourceClass};
-use crate::storage::ledger::Segment;
+use crate::contract::api::{ContentOrigin, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 
-/// Where a piece of content came from, as the host reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ContentOrigin {
-    /// Typed by the turn's sender.
-    SenderMessage,
-    /// Written by the agent from what the sender said.
-    AgentDerived,
-    /// Text of a web page.
-    WebPage,
-    /// Output of a tool.
-    ToolOutput,
-    /// A non-owner participant of a group chat.
-    Participant,
-    /// Heartbeat prompts, cron preambles and other scaffolding.
-    Scaffolding,
-    /// External, source not known.
-    UnknownExternal,
+/// One write the ledger recorded: the text it wrote (by hash), its class
+/// and session, and who wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// Its id in the ledger (the write order); 0 before it is recorded.
+    pub id: i64,
+    pub text_hash: String,
+    pub source_class: SourceClass,
+    pub session_kind: SessionKind,
+    pub session_id: Option<String>,
+    pub observed_at: i64,
+    pub supersedes_key: Option<String>,
+    pub written_by: &'static str,
+    /// Who said a transcript line (ingest), and the prefix it was written
+    /// with; `None` for notes and flushes.
+    pub speaker: Option<Speaker>,
 }
 
-/// Nothing defaults to the owner: content of unstated origin is external.
-impl Default for ContentOrigin {
-    fn default() -> Self {
-        ContentOrigin::UnknownExternal
-    }
-}
-
-impl ContentOrigin {
-    pub const ALL: &'static [ContentOrigin] = &[
-        ContentOrigin::SenderMessage,
-        ContentOrigin::AgentDerived,
-        ContentOrigin::WebPage,
-        ContentOrigin::ToolOutput,
-        ContentOrigin::Participant,
-        ContentOrigin::Scaffolding,
-        ContentOrigin::UnknownExternal,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContentOrigin::SenderMessage => "sender-message",
-            ContentOrigin::AgentDerived => "agent-derived",
-            ContentOrigin::WebPage => "web-page",
-            ContentOrigin::ToolOutput => "tool-output",
-            ContentOrigin::Participant => "participant",
-            ContentOrigin::Scaffolding => "scaffolding",
-            ContentOrigin::UnknownExternal => "unknown-external",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ContentOrigin> {
-        ContentOrigin::ALL.iter().copied().find(|o| o.as_str() == s)
-    }
+/// The author of a transcript line, recorded beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speaker {
+    /// `user`, `assistant`, `tool` or `system`.
+    pub role: String,
+    pub sender: Option<String>,
+    /// The prefix the line was written with, before `: `.
+    pub prefix: String,
 }
 
 /// The source class of content of `origin` in a turn whose sender is (or is
@@ -77,24 +50,6 @@ pub fn classify(origin: ContentOrigin, sender_is_owner: bool) -> SourceClass {
     }
 }
 
-/// Trust order, lowest first: the lowest class of a mix wins.
-pub fn trust_rank(class: SourceClass) -> u8 {
-    match class {
-        SourceClass::Untrusted => 0,
-        SourceClass::System => 1,
-        SourceClass::Agent => 2,
-        SourceClass::Owner => 3,
-    }
-}
-
-pub fn lowest(a: SourceClass, b: SourceClass) -> SourceClass {
-    if trust_rank(a) <= trust_rank(b) {
-        a
-    } else {
-        b
-    }
-}
-
 /// The write order of a line the component never wrote, first seen when
 /// the ledger's last segment was `last_segment`: it may be older, so every
 /// untrusted write up to then may have come first. Recorded entries are
@@ -109,8 +64,8 @@ pub fn order_of_sighting(last_segment: i64) -> i64 {
 /// so a name can never make content more trusted than its record.
 pub fn capped(mut p: Provenance, cap: Option<SourceClass>) -> Provenance {
     if let Some(cap) = cap {
-        p.source_class = lowest(p.source_class, cap);
-        p.file_class = lowest(p.file_class, cap);
+        p.source_class = SourceClass::lowest(p.source_class, cap);
+        p.file_class = SourceClass::lowest(p.file_class, cap);
         p.promotable = promotable(p.source_class, p.file_class, p.session_kind);
     }
     p
@@ -179,7 +134,7 @@ pub fn following_content(mut p: Provenance, records: &[ContentRecord]) -> Proven
     let own_order = p.order.unwrap_or(i64::MAX);
     let mut changed = false;
     for r in records.iter().filter(|r| r.order < own_order) {
-        if trust_rank(r.class) < trust_rank(p.source_class) {
+        if r.class.trust_rank() < p.source_class.trust_rank() {
             p.source_class = r.class;
             changed = true;
         }
@@ -203,12 +158,12 @@ pub fn operator_file_class(entries: &[&Provenance]) -> SourceClass {
     entries
         .iter()
         .map(|p| p.source_class)
-        .fold(SourceClass::Owner, lowest)
+        .fold(SourceClass::Owner, SourceClass::lowest)
 }
 
 /// The entry's provenance in a file of `file_class` (lowering only).
 pub fn in_file_of_class(mut p: Provenance, file_class: SourceClass) -> Provenance {
-    p.file_class = lowest(p.file_class, file_class);
+    p.file_class = SourceClass::lowest(p.file_class, file_class);
     p.promotable = promotable(p.source_class, p.file_class, p.session_kind);
     p
 }
@@ -220,7 +175,7 @@ pub fn in_file_of_class(mut p: Provenance, file_class: SourceClass) -> Provenanc
 /// itself for injection, however the annotation got there.
 pub fn annotations_honoured(p: &Provenance) -> bool {
     matches!(
-        lowest(p.source_class, p.file_class),
+        SourceClass::lowest(p.source_class, p.file_class),
         SourceClass::Owner | SourceClass::Agent
     ) && p.session_kind == SessionKind::Interactive
 }
@@ -291,7 +246,7 @@ pub fn entry_provenance(
             let segment = segments.iter().rev().find(|s| s.text_hash == text_hash);
             let source_class = match segment {
                 Some(s) if *intact => s.source_class,
-                Some(s) => lowest(s.source_class, *file_class),
+                Some(s) => SourceClass::lowest(s.source_class, *file_class),
                 None => *file_class,
             };
             let session_kind = segment.map_or(SessionKind::Interactive, |s| s.session_kind);
@@ -317,6 +272,33 @@ pub fn entry_provenance(
                 order: segment.map(|s| s.id),
             }
         }
+    }
+}
+
+/// The class a recalled entry is framed with: the lower of its own and its
+/// file's; system for what a cron, heartbeat or sub-agent session wrote
+/// (scaffolding output, never a candidate); and untrusted for a
+/// trusted-looking entry that repeats the text of an untrusted one (a copy
+/// pasted into a hand-written file).
+pub fn shown_class(
+    provenance: &Provenance,
+    text: &str,
+    untrusted: &crate::logic::dream::consolidate::UntrustedText,
+) -> SourceClass {
+    let class = SourceClass::lowest(provenance.source_class, provenance.file_class);
+    let trusted = matches!(class, SourceClass::Owner | SourceClass::Agent);
+    if trusted && provenance.session_kind != SessionKind::Interactive {
+        SourceClass::System
+    } else if trusted
+        && untrusted.copied_by(
+            &crate::logic::dream::consolidate::fact_key(text),
+            provenance.order,
+            provenance.session_id.as_deref(),
+        )
+    {
+        SourceClass::Untrusted
+    } else {
+        class
     }
 }
 
@@ -426,11 +408,11 @@ mod tests {
     #[test]
     fn the_lowest_class_wins_and_gates_promotion() {
         assert_eq!(
-            lowest(SourceClass::Owner, SourceClass::Untrusted),
+            SourceClass::lowest(SourceClass::Owner, SourceClass::Untrusted),
             SourceClass::Untrusted
         );
         assert_eq!(
-            lowest(SourceClass::System, SourceClass::Agent),
+            SourceClass::lowest(SourceClass::System, SourceClass::Agent),
             SourceClass::System
         );
         assert!(promotable(

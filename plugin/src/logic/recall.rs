@@ -19,6 +19,7 @@
 //! results but never hides an old entry that clearly answers the query.
 //! MMR then demotes near-duplicates of what is already selected.
 
+use crate::contract::api::ScoreParts;
 use std::collections::HashSet;
 
 /// How much a matching surrounding window can lift an entry's text score.
@@ -75,16 +76,6 @@ pub struct RankSettings {
     pub mmr_lambda: f32,
     pub min_score: f32,
     pub max_results: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScoreParts {
-    pub text: f32,
-    pub vector: Option<f32>,
-    pub relevance: f32,
-    pub recency: f32,
-    pub importance: f32,
-    pub project: f32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -2,12 +2,15 @@
 //! compiled into triggers or a due time stays in Markdown with a review date),
 //! list, cancel, what is due, and the intents a turn injects.
 
-use super::write::{entry_line, fold, indexed_text, one_line, NewEntry};
-use super::{entry_hash, Memory};
+use super::write::NewEntry;
+use super::Memory;
 use crate::contract::api::{SessionKind, SourceClass, TurnContext};
 use crate::contract::error::{MemoryError, Result};
 use crate::logic::intents::{self, Intent, State};
-use crate::storage::ledger::Segment;
+use crate::logic::provenance::Segment;
+use crate::logic::write::taint::capped_by_taint;
+use crate::text::entry::{entry_line, fold, indexed_text, one_line, MAX_TRIGGER_CHARS};
+use crate::text::hash::entry_hash;
 use crate::text::layout::{self, Date};
 
 const MAX_INTENT_CHARS: usize = 500;
@@ -29,7 +32,7 @@ pub struct IntentSpec {
     /// whose vector is within cosine 0.75 of theirs matches.
     pub semantic: bool,
     /// Where the text came from (see `intent_text_allowed`).
-    pub origin: crate::logic::provenance::ContentOrigin,
+    pub origin: crate::contract::api::ContentOrigin,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,11 +99,11 @@ impl Memory {
         }
         if triggers
             .iter()
-            .any(|t| t.chars().count() > super::write::MAX_TRIGGER_CHARS)
+            .any(|t| t.chars().count() > MAX_TRIGGER_CHARS)
         {
             return Err(MemoryError::TooLarge(format!(
                 "a trigger entry is at most {} characters",
-                super::write::MAX_TRIGGER_CHARS
+                MAX_TRIGGER_CHARS
             )));
         }
         let budget = spec.fire_budget.unwrap_or(if spec.due_at_ms.is_some() {
@@ -197,7 +200,7 @@ impl Memory {
     fn keep_wish(
         &mut self,
         text: &str,
-        origin: crate::logic::provenance::ContentOrigin,
+        origin: crate::contract::api::ContentOrigin,
         context: &TurnContext,
     ) -> Result<CreateResult> {
         let review = Date::from_ms(context.local_ms() + WISH_REVIEW_DAYS * 86_400_000);
@@ -208,10 +211,7 @@ impl Memory {
         // The owner's words, or the agent's from them (the gate let nothing
         // else through), no higher than the turn's taint; a lowered wish goes
         // to its class's sibling (`memory/wishes-untrusted.md`).
-        let class = super::write::capped_by_taint(
-            crate::logic::provenance::classify(origin, true),
-            context,
-        );
+        let class = capped_by_taint(crate::logic::provenance::classify(origin, true), context);
         let wishes = layout::memory_path("memory/wishes.md").expect("a fixed memory path");
         let path = layout::class_file(&wishes, class);
         let entry = NewEntry {
@@ -380,83 +380,6 @@ impl Memory {
             intent.last_fired_at = Some(now_ms);
         }
         Ok(())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserModel {
-    pub text: String,
-    pub hash: String,
-    pub directives: Vec<crate::logic::user::Directive>,
-    /// `user_set` only: the active directive the new one superseded.
-    pub replaced: Option<crate::logic::user::Directive>,
-}
-
-impl Memory {
-    /// See the WIT `user.show`.
-    pub fn user_show(&self) -> Result<UserModel> {
-        let path = layout::memory_path(layout::USER_FILE).expect("a fixed memory path");
-        let text = match self.workspace.read(&path, 4 * 1024 * 1024) {
-            Ok(content) => content.text,
-            Err(MemoryError::NotFound(_)) => String::new(),
-            Err(error) => return Err(error),
-        };
-        Ok(UserModel {
-            hash: crate::storage::workspace::content_hash(text.as_bytes()),
-            directives: crate::logic::user::directives(&text),
-            text,
-            replaced: None,
-        })
-    }
-
-    /// See the WIT `user.set`.
-    pub fn user_set(
-        &mut self,
-        directive: &str,
-        replaces_line: Option<u32>,
-        expected_hash: &str,
-        context: &TurnContext,
-    ) -> Result<UserModel> {
-        self.writable("user.set")?;
-        crate::logic::provenance::owner_in_person(context).map_err(|why| {
-            MemoryError::AccessDenied(format!(
-                "{why}: only the owner, in person, can change USER.md"
-            ))
-        })?;
-        if let Some(taint) = context.tainted() {
-            return Err(MemoryError::AccessDenied(format!(
-                "this turn held {} content; USER.md changes only from a turn the owner's words alone shaped",
-                taint.as_str()
-            )));
-        }
-        let on_disk = self.workspace.read_root_file(layout::USER_FILE)?;
-        let current = self.user_show()?;
-        if current.hash != expected_hash {
-            return Err(MemoryError::InvalidInput(
-                "USER.md changed since it was read (stale hash); nothing was overwritten: read it again".into(),
-            ));
-        }
-        let today = context.local_date();
-        let (new_text, superseded) =
-            crate::logic::user::set(&current.text, directive, replaces_line, today)
-                .map_err(MemoryError::InvalidInput)?;
-        // The file is replaced only if it is still what was read above.
-        let expected = on_disk.as_deref().map(crate::ops::sha256_hex);
-        let replaced = self.workspace.replace_root_file(
-            layout::USER_FILE,
-            expected.as_deref(),
-            Some(new_text.as_bytes()),
-            context.now_ms,
-        )?;
-        if !replaced {
-            return Err(MemoryError::InvalidInput(
-                "USER.md changed while the directive was being set; nothing was overwritten: read it again".into(),
-            ));
-        }
-        self.sync(crate::contract::api::SyncRequest::default())?;
-        let mut model = self.user_show()?;
-        model.replaced = superseded;
-        Ok(model)
     }
 }
 

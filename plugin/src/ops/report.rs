@@ -5,15 +5,18 @@
 //! files changed since the last sync, the page says how many are stale
 //! instead of catching up.
 
-use super::dream::{CandidateView, Consolidation, Phase};
-use super::{entry_hash, shown_class, stale_count, Memory};
+use super::store::stale_count;
+use super::Memory;
 use crate::contract::api::{SessionKind, SourceClass};
 use crate::contract::error::{MemoryError, Result};
 use crate::logic::dream::refusal::{Refusal, RefusalKind};
 use crate::logic::dream::signals::{self, GateCheck, Gates};
+use crate::logic::dream::sweep::{CandidateView, Consolidation, Phase};
+use crate::logic::provenance::shown_class;
 use crate::storage::index::ChunkRow;
-pub use crate::storage::ledger::RecallDay;
-use crate::storage::ledger::{PromotionRecord, RecallRecord, SweepLogRecord};
+pub use crate::storage::ledger::dreaming::RecallDay;
+use crate::storage::ledger::dreaming::{PromotionRecord, RecallRecord, SweepLogRecord};
+use crate::text::hash::entry_hash;
 use crate::text::layout::{self, Date};
 use crate::text::markdown;
 use std::collections::HashMap;
@@ -278,7 +281,7 @@ impl Memory {
             let row = rows.find(self, &p.source_path, &p.source_hash)?;
             let provenance = row.and_then(|r| r.provenance.as_ref());
             (
-                provenance.map(|p| crate::logic::provenance::lowest(p.source_class, p.file_class)),
+                provenance.map(|p| SourceClass::lowest(p.source_class, p.file_class)),
                 provenance.map(|p| p.session_kind),
             )
         };
@@ -377,7 +380,7 @@ mod tests {
     fn an_unknown_refusal_kind_still_shows_its_reason() {
         let view = sweep_view(SweepLogRecord {
             id: 3,
-            entry: crate::storage::ledger::SweepLogEntry {
+            entry: crate::storage::ledger::dreaming::SweepLogEntry {
                 phases: vec!["light".into(), "deep".into(), "dusk".into()],
                 consolidation: "append-only".into(),
                 refusal: Some(("from-the-future".into(), "why".into())),

@@ -276,7 +276,7 @@ impl Workspace {
         let current = self.read_root_file(name);
         let unchanged = match (&current, expected) {
             (Ok(None), None) => true,
-            (Ok(Some(now)), Some(hash)) => crate::ops::sha256_hex(now) == hash,
+            (Ok(Some(now)), Some(hash)) => crate::text::hash::sha256_hex(now) == hash,
             _ => false,
         };
         if !unchanged {
@@ -354,7 +354,7 @@ pub enum BootstrapRead {
 /// The content hash the index and the ledger both use: sha-256 of the text
 /// as decoded for indexing, so invalid bytes compare the same on both sides.
 pub fn content_hash(bytes: &[u8]) -> String {
-    crate::ops::sha256_hex(decode(bytes, &mut Vec::new()).as_bytes())
+    crate::text::hash::sha256_hex(decode(bytes, &mut Vec::new()).as_bytes())
 }
 
 /// Lossy UTF-8 decoding with NUL bytes replaced too (SQLite and many readers

@@ -88,7 +88,7 @@ pub fn lowest_recalled_class(text: &str) -> Option<SourceClass> {
             let header_end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
             let header = &lower[start..header_end];
             if let Some(class) = header_class(header) {
-                lowest = Some(lowest.map_or(class, |l| crate::logic::provenance::lowest(l, class)));
+                lowest = Some(lowest.map_or(class, |l| SourceClass::lowest(l, class)));
             }
             from = start + tag.len();
         }
@@ -109,7 +109,7 @@ fn header_class(header: &str) -> Option<SourceClass> {
         if let Some(class) = SourceClass::parse(&value)
             .filter(|c| matches!(c, SourceClass::Untrusted | SourceClass::System))
         {
-            lowest = Some(lowest.map_or(class, |l| crate::logic::provenance::lowest(l, class)));
+            lowest = Some(lowest.map_or(class, |l| SourceClass::lowest(l, class)));
         }
         rest = &rest[at + "class=".len()..];
     }

@@ -1,7 +1,8 @@
 //! The workspace layout: which files are memory, what tier each belongs to,
 //! and which relative paths memory may read. Pure path logic; the file-system
-//! checks (symlinks, regular files) live with the I/O in `workspace`.
+//! checks (symlinks, regular files) live with the I/O in `storage::workspace`.
 
+use crate::contract::api::TurnContext;
 use crate::contract::error::MemoryError;
 
 /// The curated core, injected at session start.
@@ -9,6 +10,8 @@ pub const MEMORY_FILE: &str = "MEMORY.md";
 pub const USER_FILE: &str = "USER.md";
 /// Instructions: injected, never indexed.
 pub const AGENTS_FILE: &str = "AGENTS.md";
+/// Dreaming's review surface: managed blocks and sweep summaries.
+pub const DREAMS_FILE: &str = "DREAMS.md";
 /// The episodic directory.
 pub const DAILY_DIR: &str = "memory";
 /// The component's own directory inside the workspace (index, locks).
@@ -230,6 +233,11 @@ impl Date {
         let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
         let year = (yoe + era * 400 + if month <= 2 { 1 } else { 0 }) as i32;
         Date { year, month, day }
+    }
+
+    /// The owner's calendar date at the turn: daily notes are named by it.
+    pub fn of_turn(context: &TurnContext) -> Date {
+        Date::from_ms(context.local_ms())
     }
 }
 

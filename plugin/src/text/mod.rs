@@ -4,7 +4,9 @@
 //! layout (memory paths, tiers, dates) and content hashes.
 
 pub mod annotations;
+pub mod entry;
 pub mod framing;
+pub mod hash;
 pub mod layout;
 pub mod markdown;
 pub mod statement;

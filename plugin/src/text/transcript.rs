@@ -8,7 +8,7 @@
 //! "timestamp": "RFC 3339 or ms", "origin": "web-page"|...}`. Only `role` and
 //! `text` are required; `owner` defaults to false (fail closed).
 
-use crate::logic::provenance::ContentOrigin;
+use crate::contract::api::ContentOrigin;
 use crate::text::framing::INJECTED_TAGS;
 use serde::Deserialize;
 

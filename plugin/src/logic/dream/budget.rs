@@ -50,7 +50,7 @@ mod tests {
     use super::*;
 
     fn hash(text: &str) -> String {
-        crate::ops::entry_hash(text)
+        crate::text::hash::entry_hash(text)
     }
 
     fn fact(text: &str, n: u32) -> Promoted {

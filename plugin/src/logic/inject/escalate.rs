@@ -1,6 +1,7 @@
 //! Lane 2's bounded recall sub-agent, as decisions: its prompt and tools, how
 //! its answer is read (at most 220 characters, or NONE), the short result
-//! cache and the circuit breaker. The loop itself is `Memory::escalate`.
+//! cache and the circuit breaker. The loop itself is `Memory::escalate`
+//! (`ops::inject::escalate`).
 
 use crate::host::model::ToolDefinition;
 use std::collections::HashMap;

@@ -10,6 +10,9 @@
 //! message contains). Entries at or above 0.72 are injected, best first, at
 //! most 3 per turn and within 1,800 characters. Words are compared stemmed.
 
+use crate::contract::api::SourceClass;
+use crate::logic::dream::candidates::FactWords;
+use crate::text::statement::Statement;
 use crate::text::words::{stem, tokens};
 
 pub const INJECT_THRESHOLD: f32 = 0.72;
@@ -68,6 +71,33 @@ pub fn lexical_relevance(entry_text: &str, message: &[String]) -> f32 {
 /// active in the session (untagged entries are global).
 pub fn projects_allow(entry_projects: &[String], active: &[String]) -> bool {
     entry_projects.iter().all(|k| active.contains(k))
+}
+
+/// A curated, trusted entry with triggers or project keys, as lane 1
+/// matches it.
+pub struct Lane1Entry {
+    pub path: String,
+    pub citation: String,
+    pub text: String,
+    pub class: SourceClass,
+    pub phrases: Vec<Vec<String>>,
+    pub projects: Vec<String>,
+    pub vector: Option<Vec<f32>>,
+    /// What the entry says (a resolution goes before a bare symptom) and
+    /// its words (one fact never fills two slots).
+    pub statement: Statement,
+    pub words: FactWords,
+}
+
+/// Whether a lane-1 entry would say nothing new beside one already chosen:
+/// the same fact (another copy, or the same fix in other words), or a
+/// symptom of the problem a chosen resolution answers.
+pub fn same_subject(chosen: &Lane1Entry, other: &Lane1Entry) -> bool {
+    chosen.words.same_fact(&other.words)
+        || chosen.words.near(&other.words)
+        || (chosen.statement == Statement::Resolution
+            && !other.statement.promotable()
+            && chosen.words.overlaps(&other.words))
 }
 
 #[cfg(test)]

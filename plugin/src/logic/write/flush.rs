@@ -1,6 +1,10 @@
 //! The memory flush, as decisions: when one is due, what the model is asked,
 //! and whether its reply is something to write. Pure functions; the write
-//! itself is `Memory::flush`.
+//! itself is `Memory::flush` (`ops::write::flush`).
+
+use crate::contract::api::SourceClass;
+use crate::logic::write::taint::CleanMessage;
+use crate::text::transcript::Message;
 
 /// The reference soft threshold: flush when the session is this close to the
 /// point where compaction would summarise it away.
@@ -115,6 +119,41 @@ pub fn parse_reply(reply: &str) -> Reply {
         )),
         _ => Reply::Notes(notes),
     }
+}
+
+/// What a flush shows the model, and the class its notes are recorded
+/// with: the owner's and the agent's messages, with quoted material (tool
+/// output, web pages, non-owner and scaffolding messages) left out and
+/// counted — `ingest` keeps that, apart. A conversation of nothing but
+/// quoted material is shown as it is, and its notes take its lowest class.
+pub fn flush_conversation(
+    messages: &[(&Message, CleanMessage)],
+) -> (Vec<(String, String)>, Option<SourceClass>) {
+    let trusted = |c: SourceClass| matches!(c, SourceClass::Owner | SourceClass::Agent);
+    let any_trusted = messages.iter().any(|(_, m)| trusted(m.class));
+    let mut conversation = Vec::new();
+    let mut class: Option<SourceClass> = None;
+    let mut left_out = 0usize;
+    for (message, clean) in messages {
+        if any_trusted && !trusted(clean.class) {
+            left_out += 1;
+            continue;
+        }
+        if left_out > 0 {
+            conversation.push(("note".into(), left_out_marker(left_out)));
+            left_out = 0;
+        }
+        class = Some(class.map_or(clean.class, |k| SourceClass::lowest(k, clean.class)));
+        conversation.push((message.role.as_str().to_string(), clean.text.clone()));
+    }
+    if left_out > 0 && class.is_some() {
+        conversation.push(("note".into(), left_out_marker(left_out)));
+    }
+    (conversation, class)
+}
+
+fn left_out_marker(n: usize) -> String {
+    format!("[{n} message(s) of quoted material (tool output, web pages, other people) left out: memory keeps them apart]")
 }
 
 #[cfg(test)]

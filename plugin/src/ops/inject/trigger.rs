@@ -7,7 +7,9 @@ use crate::contract::error::Result;
 use crate::host::embedding::{self, EmbedderInfo};
 use crate::logic::dream::candidates::FactWords;
 use crate::logic::inject::recall_intent::{self, EscalationMode};
-use crate::logic::inject::trigger::{self, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED};
+use crate::logic::inject::trigger::{
+    self, same_subject, Lane1Entry, BLOCK_BUDGET_CHARS, INJECT_THRESHOLD, MAX_INJECTED,
+};
 use crate::ops::{Attempt, Failure, Memory};
 use crate::storage::index::CuratedRow;
 use crate::text::framing;
@@ -48,46 +50,6 @@ pub struct InjectResult {
     pub recall_intent: bool,
     pub escalate: bool,
     pub escalation_reason: String,
-}
-
-/// A curated, trusted entry with triggers or project keys, ready for lane 1.
-pub(in crate::ops) struct Lane1Entry {
-    path: String,
-    citation: String,
-    text: String,
-    class: SourceClass,
-    phrases: Vec<Vec<String>>,
-    projects: Vec<String>,
-    vector: Option<Vec<f32>>,
-    /// What the entry says (a resolution goes before a bare symptom) and
-    /// its words (one fact never fills two slots).
-    statement: Statement,
-    words: FactWords,
-}
-
-impl Lane1Entry {
-    fn from_row(row: CuratedRow) -> Lane1Entry {
-        let said = crate::logic::dream::consolidate::without_source(
-            crate::text::words::strip_list_marker(row.text.trim()).trim(),
-        )
-        .to_string();
-        Lane1Entry {
-            statement: crate::text::statement::classify(&said),
-            words: FactWords::new(&said, &[]),
-            citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
-            phrases: row
-                .triggers
-                .iter()
-                .map(|t| trigger::words(t))
-                .filter(|w| !w.is_empty())
-                .collect(),
-            path: row.path,
-            text: row.text,
-            class: row.class,
-            projects: row.projects,
-            vector: row.vector,
-        }
-    }
 }
 
 impl Memory {
@@ -263,7 +225,7 @@ impl Memory {
                 continue;
             }
             used += size;
-            class = crate::logic::provenance::lowest(class, entry.class);
+            class = SourceClass::lowest(class, entry.class);
             lines.push(line);
             sources.push(entry.citation.clone());
         }
@@ -303,18 +265,31 @@ impl Memory {
                 row.session_id.as_deref(),
             )
         });
-        self.lane1_entries = Some((revision, rows.map(Lane1Entry::from_row).collect()));
+        self.lane1_entries = Some((revision, rows.map(lane1_entry).collect()));
         Ok(())
     }
 }
 
-/// Whether a lane-1 entry would say nothing new beside one already chosen:
-/// the same fact (another copy, or the same fix in other words), or a
-/// symptom of the problem a chosen resolution answers.
-fn same_subject(chosen: &Lane1Entry, other: &Lane1Entry) -> bool {
-    chosen.words.same_fact(&other.words)
-        || chosen.words.near(&other.words)
-        || (chosen.statement == Statement::Resolution
-            && !other.statement.promotable()
-            && chosen.words.overlaps(&other.words))
+/// A curated row as lane 1 matches it.
+fn lane1_entry(row: CuratedRow) -> Lane1Entry {
+    let said = crate::logic::dream::consolidate::without_source(
+        crate::text::words::strip_list_marker(row.text.trim()).trim(),
+    )
+    .to_string();
+    Lane1Entry {
+        statement: crate::text::statement::classify(&said),
+        words: FactWords::new(&said, &[]),
+        citation: format!("{}#L{}-L{}", row.path, row.start_line, row.end_line),
+        phrases: row
+            .triggers
+            .iter()
+            .map(|t| trigger::words(t))
+            .filter(|w| !w.is_empty())
+            .collect(),
+        path: row.path,
+        text: row.text,
+        class: row.class,
+        projects: row.projects,
+        vector: row.vector,
+    }
 }

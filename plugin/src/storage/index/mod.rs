@@ -1,6 +1,7 @@
 //! The SQLite index in the workspace (`.memory/index.sqlite`): schema, file
 //! replacement, the embedding cache and the retrieval queries. It holds no
-//! ranking logic (that is `rank`) and no file parsing (that is `markdown`).
+//! ranking logic (that is `logic::recall`) and no file parsing (that is
+//! `text::markdown`).
 //!
 //! Invariant: the index is a projection of the memory files. Anything wrong
 //! with it (missing, corrupt, an older schema, another tokenizer) is repaired

@@ -622,7 +622,7 @@ mod tests {
     fn recall<'a>(text: &'a str, query: Option<&'a str>, day: &'a str, at: i64) -> Recall<'a> {
         Recall {
             path: "memory/2026-11-28.md",
-            text_hash: crate::ops::entry_hash(text),
+            text_hash: crate::text::hash::entry_hash(text),
             text,
             heading: None,
             start_line: 3,

@@ -6,15 +6,12 @@
 
 use crate::contract::api::{SessionKind, SourceClass};
 use crate::logic::intents::Intent;
+pub use crate::logic::provenance::{Segment, Speaker};
 use crate::storage::sqlite::migrate::{self, Migration};
 use crate::storage::sqlite::{Connection, DbError, Value};
 use std::path::Path;
 
-mod dreaming;
-pub use dreaming::{
-    PromotedLine, Promotion, PromotionRecord, Recall, RecallDay, RecallRecord, SweepChange,
-    SweepLogEntry, SweepLogRecord, SweepNotices, SweepState, UnfinishedSweep,
-};
+pub mod dreaming;
 
 /// The recall signals, beside the ledger.
 pub const SIGNALS_FILE_NAME: &str = "recalls.sqlite";
@@ -27,32 +24,6 @@ pub struct FileLedger {
     /// The file held content the ledger could not vouch for when it was
     /// first recorded (after a loss).
     pub prior_lost: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
-    /// Its id in the ledger (the write order); 0 before it is recorded.
-    pub id: i64,
-    pub text_hash: String,
-    pub source_class: SourceClass,
-    pub session_kind: SessionKind,
-    pub session_id: Option<String>,
-    pub observed_at: i64,
-    pub supersedes_key: Option<String>,
-    pub written_by: &'static str,
-    /// Who said a transcript line (ingest), and the prefix it was written
-    /// with; `None` for notes and flushes.
-    pub speaker: Option<Speaker>,
-}
-
-/// The author of a transcript line, recorded beside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Speaker {
-    /// `user`, `assistant`, `tool` or `system`.
-    pub role: String,
-    pub sender: Option<String>,
-    /// The prefix the line was written with, before `: `.
-    pub prefix: String,
 }
 
 pub struct Ledger {
@@ -304,7 +275,7 @@ impl Ledger {
         ledger.id = match ledger.meta("id")? {
             Some(id) => id,
             None => {
-                let id = crate::ops::sha256_hex(
+                let id = crate::text::hash::sha256_hex(
                     format!(
                         "{now_ms}:{}:{:?}",
                         path.display(),
@@ -510,7 +481,7 @@ impl Ledger {
             let lowest = segments
                 .iter()
                 .map(|s| s.source_class)
-                .fold(None, |acc: Option<SourceClass>, c| Some(acc.map_or(c, |a| crate::logic::provenance::lowest(a, c))));
+                .fold(None, |acc: Option<SourceClass>, c| Some(acc.map_or(c, |a| SourceClass::lowest(a, c))));
             let Some(lowest) = lowest else { return Ok(()) };
             match self.file(path)? {
                 None => {
@@ -528,7 +499,7 @@ impl Ledger {
                     )?;
                 }
                 Some(file) => {
-                    let class = crate::logic::provenance::lowest(file.file_class, lowest);
+                    let class = SourceClass::lowest(file.file_class, lowest);
                     self.conn.execute(
                         "UPDATE files SET file_class = ?2, updated_at = ?3 WHERE path = ?1",
                         &[Value::Text(path), Value::Text(class.as_str()), Value::Integer(now_ms)],

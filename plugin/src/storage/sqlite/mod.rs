@@ -2,6 +2,7 @@
 //! the same API natively (libsqlite3-sys) and on wasm32-wasip2 (sqlite-wasm-rs
 //! plus the std::fs-backed VFS in `wasi_vfs`).
 
+mod error;
 mod ffi;
 pub mod fts5_rank;
 #[cfg(target_arch = "wasm32")]
@@ -10,6 +11,7 @@ pub mod migrate;
 #[cfg(target_arch = "wasm32")]
 mod wasi_vfs;
 
+pub use error::DbError;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, CStr, CString};
@@ -30,41 +32,6 @@ pub enum Value<'a> {
     Text(&'a str),
     Blob(&'a [u8]),
 }
-
-/// An error reported by SQLite, or by this wrapper for API misuse.
-#[derive(Debug, Clone)]
-pub struct DbError {
-    /// Primary result code (`SQLITE_*`, extended bits stripped).
-    pub code: i32,
-    pub message: String,
-}
-
-impl DbError {
-    /// The file is damaged or is not a database at all.
-    pub fn is_corrupt(&self) -> bool {
-        self.code == ffi::SQLITE_CORRUPT || self.code == ffi::SQLITE_NOTADB
-    }
-
-    /// Another connection holds a conflicting lock.
-    pub fn is_busy(&self) -> bool {
-        self.code == ffi::SQLITE_BUSY
-    }
-
-    pub(crate) fn misuse(message: impl Into<String>) -> DbError {
-        DbError {
-            code: ffi::SQLITE_MISUSE,
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for DbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "sqlite error {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for DbError {}
 
 /// The current row of a statement being stepped. Column indexes are 0-based;
 /// one past the last column is a caller bug: debug builds assert, release

@@ -11,7 +11,7 @@
 //! this process from corrupting each other (the loser gets `SQLITE_BUSY`).
 //! There is no shared memory on WASI, hence no WAL: use a rollback journal.
 
-use super::DbError;
+use super::error::DbError;
 use sqlite_wasm_rs::vfs::{
     register_vfs, AccessMode, LockLevel, MemChunksFile, OpenAccess, OpenRequest, OpenedFile,
     SQLiteIoMethods, SQLiteVfs, SyncOptions, SystemErrorCode, VfsError, VfsErrorCode, VfsFile,
