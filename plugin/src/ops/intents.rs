@@ -48,6 +48,68 @@ pub struct CreateResult {
     pub wish: Option<String>,
 }
 
+/// The intent's text on one line (intents are not Markdown: folded, no
+/// comment escaping) and its trigger entries, within their limits.
+fn checked_text_and_triggers(spec: &IntentSpec) -> Result<(String, Vec<String>)> {
+    let text = fold(&spec.text);
+    if text.is_empty() {
+        return Err(MemoryError::InvalidInput(
+            "the intent's text is empty".into(),
+        ));
+    }
+    if text.chars().count() > MAX_INTENT_CHARS {
+        return Err(MemoryError::TooLarge(format!(
+            "intents are at most {MAX_INTENT_CHARS} characters"
+        )));
+    }
+    let triggers: Vec<String> = spec
+        .triggers
+        .iter()
+        .map(|t| one_line(t))
+        .filter(|t| !crate::logic::inject::trigger::words(t).is_empty())
+        .collect();
+    if triggers.len() > MAX_TRIGGER_ENTRIES {
+        return Err(MemoryError::InvalidInput(format!(
+            "at most {MAX_TRIGGER_ENTRIES} trigger entries"
+        )));
+    }
+    if triggers
+        .iter()
+        .any(|t| t.chars().count() > MAX_TRIGGER_CHARS)
+    {
+        return Err(MemoryError::TooLarge(format!(
+            "a trigger entry is at most {} characters",
+            MAX_TRIGGER_CHARS
+        )));
+    }
+    Ok((text, triggers))
+}
+
+/// The fire budget, cool-down and expiry, the defaults filled in and each
+/// within its bounds.
+fn checked_limits(spec: &IntentSpec) -> Result<(u32, i64, i64)> {
+    let budget = spec.fire_budget.unwrap_or(if spec.due_at_ms.is_some() {
+        1
+    } else {
+        intents::DEFAULT_FIRE_BUDGET
+    });
+    if !(1..=100).contains(&budget) {
+        return Err(MemoryError::InvalidInput(format!(
+            "the fire budget must be 1..100, got {budget}"
+        )));
+    }
+    let cooldown = spec.cooldown_ms.unwrap_or(intents::DEFAULT_COOLDOWN_MS);
+    let expires_in = spec.expires_in_ms.unwrap_or(intents::DEFAULT_EXPIRY_MS);
+    if !(0..=365 * 86_400_000).contains(&cooldown)
+        || !(1..=3_650 * 86_400_000).contains(&expires_in)
+    {
+        return Err(MemoryError::InvalidInput(
+            "the cool-down must be 0..365 days and the expiry 1 ms..3650 days".into(),
+        ));
+    }
+    Ok((budget, cooldown, expires_in))
+}
+
 fn owner_only(context: &TurnContext, what: &str) -> Result<()> {
     crate::logic::provenance::owner_in_person(context).map_err(|why| {
         MemoryError::AccessDenied(format!(
@@ -64,7 +126,6 @@ impl Memory {
         Ok(self.intents.as_mut().expect("loaded above"))
     }
 
-    /// See the WIT `intents.create`.
     pub fn create_intent(
         &mut self,
         spec: &IntentSpec,
@@ -74,57 +135,8 @@ impl Memory {
         owner_only(context, "create")?;
         crate::logic::provenance::intent_text_allowed(spec.origin, context.tainted())
             .map_err(MemoryError::AccessDenied)?;
-        // Intents are not Markdown: fold to one line, no comment escaping.
-        let text = fold(&spec.text);
-        if text.is_empty() {
-            return Err(MemoryError::InvalidInput(
-                "the intent's text is empty".into(),
-            ));
-        }
-        if text.chars().count() > MAX_INTENT_CHARS {
-            return Err(MemoryError::TooLarge(format!(
-                "intents are at most {MAX_INTENT_CHARS} characters"
-            )));
-        }
-        let triggers: Vec<String> = spec
-            .triggers
-            .iter()
-            .map(|t| one_line(t))
-            .filter(|t| !crate::logic::inject::trigger::words(t).is_empty())
-            .collect();
-        if triggers.len() > MAX_TRIGGER_ENTRIES {
-            return Err(MemoryError::InvalidInput(format!(
-                "at most {MAX_TRIGGER_ENTRIES} trigger entries"
-            )));
-        }
-        if triggers
-            .iter()
-            .any(|t| t.chars().count() > MAX_TRIGGER_CHARS)
-        {
-            return Err(MemoryError::TooLarge(format!(
-                "a trigger entry is at most {} characters",
-                MAX_TRIGGER_CHARS
-            )));
-        }
-        let budget = spec.fire_budget.unwrap_or(if spec.due_at_ms.is_some() {
-            1
-        } else {
-            intents::DEFAULT_FIRE_BUDGET
-        });
-        if !(1..=100).contains(&budget) {
-            return Err(MemoryError::InvalidInput(format!(
-                "the fire budget must be 1..100, got {budget}"
-            )));
-        }
-        let cooldown = spec.cooldown_ms.unwrap_or(intents::DEFAULT_COOLDOWN_MS);
-        let expires_in = spec.expires_in_ms.unwrap_or(intents::DEFAULT_EXPIRY_MS);
-        if !(0..=365 * 86_400_000).contains(&cooldown)
-            || !(1..=3_650 * 86_400_000).contains(&expires_in)
-        {
-            return Err(MemoryError::InvalidInput(
-                "the cool-down must be 0..365 days and the expiry 1 ms..3650 days".into(),
-            ));
-        }
+        let (text, triggers) = checked_text_and_triggers(spec)?;
+        let (budget, cooldown, expires_in) = checked_limits(spec)?;
         if triggers.is_empty() && spec.due_at_ms.is_none() {
             return self.keep_wish(&one_line(&text), spec.origin, context);
         }
@@ -154,28 +166,7 @@ impl Memory {
             )));
         }
         let intent = if spec.semantic {
-            let info = self.embedder.describe().ok_or_else(|| {
-                MemoryError::InvalidInput(
-                    "semantic matching needs an embedder; none is configured".into(),
-                )
-            })?;
-            if intent.triggers.is_empty() {
-                return Err(MemoryError::InvalidInput(
-                    "semantic matching needs trigger entries".into(),
-                ));
-            }
-            let mut v = crate::host::embedding::embed_checked(
-                self.embedder.as_ref(),
-                &info,
-                &[intent.triggers.join("; ")],
-            )
-            .map_err(|e| {
-                MemoryError::InvalidInput(format!("the triggers could not be embedded: {e}"))
-            })?;
-            Intent {
-                trigger_vector: Some((info.label(), v.remove(0))),
-                ..intent
-            }
+            self.with_trigger_vector(intent)?
         } else {
             intent
         };
@@ -191,6 +182,32 @@ impl Memory {
         Ok(CreateResult {
             intent: Some(IntentView { intent, state }),
             wish: None,
+        })
+    }
+
+    /// The intent with its triggers embedded, to match by meaning.
+    fn with_trigger_vector(&self, intent: Intent) -> Result<Intent> {
+        let info = self.embedder.describe().ok_or_else(|| {
+            MemoryError::InvalidInput(
+                "semantic matching needs an embedder; none is configured".into(),
+            )
+        })?;
+        if intent.triggers.is_empty() {
+            return Err(MemoryError::InvalidInput(
+                "semantic matching needs trigger entries".into(),
+            ));
+        }
+        let mut v = crate::host::embedding::embed_checked(
+            self.embedder.as_ref(),
+            &info,
+            &[intent.triggers.join("; ")],
+        )
+        .map_err(|e| {
+            MemoryError::InvalidInput(format!("the triggers could not be embedded: {e}"))
+        })?;
+        Ok(Intent {
+            trigger_vector: Some((info.label(), v.remove(0))),
+            ..intent
         })
     }
 

@@ -8,9 +8,10 @@ use super::{Attempt, Memory, VectorTable};
 use crate::contract::api::*;
 use crate::contract::error::{MemoryError, Result};
 use crate::host::embedding;
+use crate::logic::dream::consolidate::UntrustedText;
 use crate::logic::provenance::{entry_provenance, shown_class, FileTrust};
-use crate::logic::recall::{self, Candidate, RankSettings};
-use crate::storage::index;
+use crate::logic::recall::{self, Candidate, RankSettings, Ranked};
+use crate::storage::index::{self, ChunkRow};
 use crate::text::framing;
 use crate::text::hash::entry_hash;
 use crate::text::layout::{self, Date, Tier};
@@ -60,22 +61,78 @@ impl Memory {
         let per_leg = s.candidates_per_leg.max(4 * limit as u32);
         let terms = query_terms(&request.query, MAX_QUERY_TERMS);
         let stems: HashSet<String> = terms.iter().map(|t| stem(t)).collect();
+        let found = self.retrieve(&request.query, &terms, per_leg)?;
+        let (fetched, mut neighbours_of) = self.candidate_rows(&found, limit)?;
+        let mut rows = HashMap::new();
+        let mut candidates = Vec::with_capacity(fetched.len());
+        for row in fetched {
+            let neighbours = neighbours_of.remove(&row.id).unwrap_or_default();
+            candidates.push(candidate(
+                &row,
+                &stems,
+                &found,
+                neighbours,
+                &request.context,
+            ));
+            rows.insert(row.id, row);
+        }
+        let ranked = recall::rank(
+            candidates,
+            &RankSettings {
+                vector_weight: s.vector_weight,
+                hybrid: found.hybrid,
+                half_life_days: s.recency_half_life_days,
+                mmr_lambda: s.mmr_lambda,
+                min_score: request.min_score.unwrap_or(s.min_score),
+                max_results: limit,
+            },
+        );
+        let hits = self.search_hits(request, ranked, rows)?;
+        Ok(SearchResult {
+            hits,
+            mode: if found.hybrid {
+                SearchMode::Hybrid
+            } else {
+                SearchMode::FtsOnly
+            },
+            degraded: found.degraded,
+            index_rebuilt: None,
+        })
+    }
 
+    /// The two retrieval legs: BM25 of the entries and of the daily-note
+    /// windows, and the vector leg when it can run.
+    fn retrieve(&mut self, query: &str, terms: &[String], per_leg: u32) -> Attempt<Retrieved> {
         let mut lexical: HashMap<i64, f64> = HashMap::new();
         let mut windows: Vec<(index::WindowSpan, f64)> = Vec::new();
-        if let Some(fts) = index::fts_query(&terms, self.settings.fts_tokenizer) {
+        if let Some(fts) = index::fts_query(terms, self.settings.fts_tokenizer) {
             for hit in self.index.lexical(&fts, per_leg)? {
                 lexical.insert(hit.id, hit.bm25);
             }
             windows = self.index.lexical_windows(&fts, per_leg)?;
         }
-        let (vector_scores, degraded) = self.vector_leg(&request.query, per_leg as usize)?;
-        let hybrid = vector_scores.is_some();
-        let vector_scores = vector_scores.unwrap_or_default();
+        let (vector, degraded) = self.vector_leg(query, per_leg as usize)?;
+        Ok(Retrieved {
+            lexical,
+            windows,
+            hybrid: vector.is_some(),
+            vector: vector.unwrap_or_default(),
+            degraded,
+        })
+    }
 
-        let mut ids: Vec<i64> = lexical
+    /// The rows of what either leg found, and of the entries around the
+    /// best matches in a daily note, with the matches each of those is next
+    /// to (by entry id, with their distance).
+    fn candidate_rows(
+        &self,
+        found: &Retrieved,
+        limit: usize,
+    ) -> Attempt<(Vec<ChunkRow>, Neighbours)> {
+        let mut ids: Vec<i64> = found
+            .lexical
             .keys()
-            .chain(vector_scores.keys())
+            .chain(found.vector.keys())
             .copied()
             .collect();
         ids.sort_unstable();
@@ -86,11 +143,11 @@ impl Memory {
         // its own (see `logic::recall::neighbour_weight`).
         // Only the best matches of each leg can lift a neighbour into the
         // results, so only theirs are looked up.
-        let expand = best_of(&lexical, 2 * limit)
+        let expand = best_of(&found.lexical, 2 * limit)
             .into_iter()
-            .chain(best_of(&vector_scores, 2 * limit))
+            .chain(best_of(&found.vector, 2 * limit))
             .collect::<HashSet<i64>>();
-        let mut neighbours_of: HashMap<i64, Vec<(i64, i32)>> = HashMap::new();
+        let mut neighbours_of: Neighbours = HashMap::new();
         let mut extra: Vec<i64> = Vec::new();
         for row in fetched
             .iter()
@@ -112,61 +169,17 @@ impl Memory {
         extra.sort_unstable();
         extra.dedup();
         fetched.extend(self.index.chunks(&extra)?);
-        let mut rows = HashMap::new();
-        let mut candidates = Vec::with_capacity(fetched.len());
-        for row in fetched {
-            let id = row.id;
-            let words = stem_set(&row.text);
-            let coverage = if stems.is_empty() {
-                0.0
-            } else {
-                stems.iter().filter(|t| words.contains(*t)).count() as f32 / stems.len() as f32
-            };
-            let window_bm25 = windows
-                .iter()
-                .filter(|(w, _)| {
-                    w.path == row.path
-                        && w.start_line <= row.start_line
-                        && row.end_line <= w.end_line
-                })
-                .map(|(_, score)| *score)
-                .reduce(f64::max);
-            let age_days = row
-                .file_date
-                .as_deref()
-                .and_then(Date::parse)
-                .map(|d| (request.context.local_ms() - d.midnight_ms()) as f64 / 86_400_000.0);
-            candidates.push(Candidate {
-                id,
-                bm25: lexical.get(&id).copied(),
-                window_bm25,
-                vector: vector_scores.get(&id).copied(),
-                coverage,
-                age_days,
-                importance: row.importance,
-                project: recall::project_multiplier_for(
-                    &row.projects,
-                    &request.context.active_projects,
-                    row.provenance
-                        .as_ref()
-                        .is_some_and(crate::logic::provenance::annotations_honoured),
-                ),
-                words,
-                neighbours: neighbours_of.remove(&id).unwrap_or_default(),
-            });
-            rows.insert(id, row);
-        }
-        let ranked = recall::rank(
-            candidates,
-            &RankSettings {
-                vector_weight: s.vector_weight,
-                hybrid,
-                half_life_days: s.recency_half_life_days,
-                mmr_lambda: s.mmr_lambda,
-                min_score: request.min_score.unwrap_or(s.min_score),
-                max_results: limit,
-            },
-        );
+        Ok((fetched, neighbours_of))
+    }
+
+    /// The ranked entries as hits; those an interactive session recalled
+    /// from daily and topic notes are recorded for dreaming.
+    fn search_hits(
+        &mut self,
+        request: &SearchRequest,
+        ranked: Vec<Ranked>,
+        mut rows: HashMap<i64, ChunkRow>,
+    ) -> Attempt<Vec<SearchHit>> {
         let query_key = crate::logic::dream::signals::query_key(&request.query);
         let untrusted = self.untrusted_text()?;
         let mut recalls: Vec<RecalledRow> = Vec::new();
@@ -184,44 +197,11 @@ impl Memory {
                         relevance: Some(r.own_relevance),
                     });
                 }
-                let date_ms = row
-                    .file_date
-                    .as_deref()
-                    .and_then(Date::parse)
-                    .map(Date::midnight_ms);
-                // A row without provenance can only come from an index that
-                // predates it; it is vouched for by nothing.
-                let provenance = row
-                    .provenance
-                    .unwrap_or_else(|| entry_provenance(&FileTrust::Lost, "", date_ms));
-                let citation = format!("{}#L{}-L{}", row.path, row.start_line, row.end_line);
-                let snippet = truncate_chars(&row.text, SNIPPET_CHARS).0.to_string();
-                let shown_class = shown_class(&provenance, &row.text, &untrusted);
-                Some(SearchHit {
-                    framed: framing::recall_block(&citation, shown_class, &snippet),
-                    citation,
-                    snippet,
-                    path: row.path,
-                    start_line: row.start_line,
-                    end_line: row.end_line,
-                    score: r.score,
-                    parts: r.parts,
-                    heading: row.heading,
-                    provenance,
-                })
+                Some(search_hit(row, r, &untrusted))
             })
             .collect();
         self.record_recalls(&recalls, query_key.as_deref(), &request.context);
-        Ok(SearchResult {
-            hits,
-            mode: if hybrid {
-                SearchMode::Hybrid
-            } else {
-                SearchMode::FtsOnly
-            },
-            degraded,
-            index_rebuilt: None,
-        })
+        Ok(hits)
     }
 
     /// Records what a search or a read returned as recalled, for dreaming.
@@ -396,6 +376,102 @@ impl Memory {
             }
         }
         Ok(result)
+    }
+}
+
+/// What the two retrieval legs found for a query.
+struct Retrieved {
+    /// BM25 by entry (the lexical leg).
+    lexical: HashMap<i64, f64>,
+    /// The daily-note windows that matched, with their BM25.
+    windows: Vec<(index::WindowSpan, f64)>,
+    /// Cosine similarity by entry; empty when the vector leg did not run.
+    vector: HashMap<i64, f32>,
+    /// Whether the vector leg ran.
+    hybrid: bool,
+    /// Why it could not, when it could not.
+    degraded: Option<String>,
+}
+
+/// For an entry, the matches it is next to in its file: (their id, the
+/// distance in entries).
+type Neighbours = HashMap<i64, Vec<(i64, i32)>>;
+
+/// One row as `logic::recall` ranks it.
+fn candidate(
+    row: &ChunkRow,
+    stems: &HashSet<String>,
+    found: &Retrieved,
+    neighbours: Vec<(i64, i32)>,
+    context: &TurnContext,
+) -> Candidate {
+    let id = row.id;
+    let words = stem_set(&row.text);
+    let coverage = if stems.is_empty() {
+        0.0
+    } else {
+        stems.iter().filter(|t| words.contains(*t)).count() as f32 / stems.len() as f32
+    };
+    let window_bm25 = found
+        .windows
+        .iter()
+        .filter(|(w, _)| {
+            w.path == row.path && w.start_line <= row.start_line && row.end_line <= w.end_line
+        })
+        .map(|(_, score)| *score)
+        .reduce(f64::max);
+    let age_days = row
+        .file_date
+        .as_deref()
+        .and_then(Date::parse)
+        .map(|d| (context.local_ms() - d.midnight_ms()) as f64 / 86_400_000.0);
+    Candidate {
+        id,
+        bm25: found.lexical.get(&id).copied(),
+        window_bm25,
+        vector: found.vector.get(&id).copied(),
+        coverage,
+        age_days,
+        importance: row.importance,
+        project: recall::project_multiplier_for(
+            &row.projects,
+            &context.active_projects,
+            row.provenance
+                .as_ref()
+                .is_some_and(crate::logic::provenance::annotations_honoured),
+        ),
+        words,
+        neighbours,
+    }
+}
+
+/// A ranked row as `memory_search` answers it: cited, cut to a snippet and
+/// framed with the class it is shown as.
+fn search_hit(row: ChunkRow, r: Ranked, untrusted: &UntrustedText) -> SearchHit {
+    let date_ms = row
+        .file_date
+        .as_deref()
+        .and_then(Date::parse)
+        .map(Date::midnight_ms);
+    // A row without provenance can only come from an index that
+    // predates it; it is vouched for by nothing.
+    let provenance = row
+        .provenance
+        .unwrap_or_else(|| entry_provenance(&FileTrust::Lost, "", date_ms));
+    let citation = format!("{}#L{}-L{}", row.path, row.start_line, row.end_line);
+    let snippet = truncate_chars(&row.text, SNIPPET_CHARS).0.to_string();
+    let shown_class = shown_class(&provenance, &row.text, untrusted);
+    SearchHit {
+        framed: framing::recall_block(&citation, shown_class, &snippet),
+        citation,
+        snippet,
+        path: row.path,
+        start_line: row.start_line,
+        end_line: row.end_line,
+        score: r.score,
+        parts: r.parts,
+        heading: row.heading,
+        provenance,
     }
 }
 

@@ -16,6 +16,7 @@ use crate::logic::provenance::shown_class;
 use crate::storage::index::ChunkRow;
 pub use crate::storage::ledger::dreaming::RecallDay;
 use crate::storage::ledger::dreaming::{PromotionRecord, RecallRecord, SweepLogRecord};
+use crate::storage::sqlite::DbError;
 use crate::text::hash::entry_hash;
 use crate::text::layout::{self, Date};
 use crate::text::markdown;
@@ -140,31 +141,15 @@ pub struct WorkspaceReport {
 impl Memory {
     /// See the WIT `report.gather`.
     pub fn report(&mut self, request: &ReportRequest) -> Result<WorkspaceReport> {
-        for (name, value) in [
-            ("max-sweeps", request.max_sweeps),
-            ("max-candidates", request.max_candidates),
-            ("max-promoted", request.max_promoted),
-            ("max-recalled", request.max_recalled),
-        ] {
-            if value > MAX_ROWS {
-                return Err(MemoryError::InvalidInput(format!(
-                    "{name} is at most {MAX_ROWS}, got {value}"
-                )));
-            }
-        }
-        let db = |e: crate::storage::sqlite::DbError| {
-            MemoryError::Index(format!(
-                "cannot read the memory for the report ({e}); `index` repairs a damaged index"
-            ))
-        };
+        check_limits(request)?;
         let mut skipped = Vec::new();
         let listed = self.workspace.list(&mut skipped)?;
-        let files_stale = stale_count(&listed, &self.index.sources().map_err(db)?) as u32;
+        let files_stale = stale_count(&listed, &self.index.sources().map_err(unreadable)?) as u32;
 
         let sweeps = self
             .ledger
             .sweep_log(request.max_sweeps)
-            .map_err(db)?
+            .map_err(unreadable)?
             .into_iter()
             .map(sweep_view)
             .collect();
@@ -175,20 +160,9 @@ impl Memory {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         // Read once: the most recalled are shown, all of them are candidates.
-        let records = self.ledger.recall_records().map_err(db)?;
+        let records = self.ledger.recall_records().map_err(unreadable)?;
         let recalled_total = records.len() as u32;
-        let mut most_recalled: Vec<&RecallRecord> = records.iter().collect();
-        most_recalled.sort_by(|a, b| {
-            (b.recalls, b.last_recalled_at)
-                .cmp(&(a.recalls, a.last_recalled_at))
-                .then(a.path.cmp(&b.path))
-                .then(a.start_line.cmp(&b.start_line))
-        });
-        let most_recalled: Vec<RecallRecord> = most_recalled
-            .into_iter()
-            .take(request.max_recalled as usize)
-            .cloned()
-            .collect();
+        let most_recalled = most_recalled(&records, request.max_recalled);
         let all = self.candidates_now(records, &memory_text, &request.gates, request.now_ms)?;
         let candidates_total = all.len() as u32;
         let candidates = all
@@ -208,17 +182,40 @@ impl Memory {
             .map(|e| (entry_hash(&e.text), e.text))
             .collect();
         let mut promoted = Vec::new();
-        for record in self.ledger.promotions(request.max_promoted).map_err(db)? {
+        for record in self
+            .ledger
+            .promotions(request.max_promoted)
+            .map_err(unreadable)?
+        {
             promoted.push(
                 self.promoted_entry(record, &curated, &mut rows)
-                    .map_err(db)?,
+                    .map_err(unreadable)?,
             );
         }
 
-        let entries_by_day = self
+        let entries_by_day = self.entries_by_day().map_err(unreadable)?;
+
+        let top_recalled = self.top_recalled(most_recalled, &mut rows)?;
+
+        Ok(WorkspaceReport {
+            sweeps,
+            candidates,
+            candidates_total,
+            promoted,
+            entries_by_day,
+            recall_days: self.ledger.recall_days().map_err(unreadable)?,
+            top_recalled,
+            recalled_total,
+            files_stale,
+            provenance_lost: self.ledger.lost().map(str::to_string),
+        })
+    }
+
+    /// Entries written per day, by class and session kind.
+    fn entries_by_day(&self) -> std::result::Result<Vec<DayCount>, DbError> {
+        Ok(self
             .index
-            .provenance_by_day()
-            .map_err(db)?
+            .provenance_by_day()?
             .into_iter()
             .filter_map(|d| {
                 Some(DayCount {
@@ -228,12 +225,20 @@ impl Memory {
                     entries: d.entries,
                 })
             })
-            .collect();
+            .collect())
+    }
 
+    /// The most recalled entries as the page shows them: whether they are
+    /// still there, and the class they are shown as.
+    fn top_recalled(
+        &mut self,
+        most_recalled: Vec<RecallRecord>,
+        rows: &mut RowsByPath,
+    ) -> Result<Vec<RecalledEntry>> {
         let untrusted = self.untrusted_text().map_err(MemoryError::from)?;
         let mut top_recalled = Vec::with_capacity(most_recalled.len());
         for r in most_recalled {
-            let row = rows.find(self, &r.path, &r.text_hash).map_err(db)?;
+            let row = rows.find(self, &r.path, &r.text_hash).map_err(unreadable)?;
             let shown = row
                 .and_then(|row| row.provenance.as_ref())
                 .map_or(SourceClass::Untrusted, |p| {
@@ -250,19 +255,7 @@ impl Memory {
                 text: r.text,
             });
         }
-
-        Ok(WorkspaceReport {
-            sweeps,
-            candidates,
-            candidates_total,
-            promoted,
-            entries_by_day,
-            recall_days: self.ledger.recall_days().map_err(db)?,
-            top_recalled,
-            recalled_total,
-            files_stale,
-            provenance_lost: self.ledger.lost().map(str::to_string),
-        })
+        Ok(top_recalled)
     }
 
     /// A promotion with its line in `MEMORY.md` now and its source's
@@ -325,6 +318,46 @@ impl RowsByPath {
             .iter()
             .find(|r| entry_hash(&r.text) == text_hash))
     }
+}
+
+/// A report request asks for at most `MAX_ROWS` of each list.
+fn check_limits(request: &ReportRequest) -> Result<()> {
+    for (name, value) in [
+        ("max-sweeps", request.max_sweeps),
+        ("max-candidates", request.max_candidates),
+        ("max-promoted", request.max_promoted),
+        ("max-recalled", request.max_recalled),
+    ] {
+        if value > MAX_ROWS {
+            return Err(MemoryError::InvalidInput(format!(
+                "{name} is at most {MAX_ROWS}, got {value}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A database failure while reading for the report.
+fn unreadable(e: DbError) -> MemoryError {
+    MemoryError::Index(format!(
+        "cannot read the memory for the report ({e}); `index` repairs a damaged index"
+    ))
+}
+
+/// The `max` most recalled records, most first.
+fn most_recalled(records: &[RecallRecord], max: u32) -> Vec<RecallRecord> {
+    let mut most_recalled: Vec<&RecallRecord> = records.iter().collect();
+    most_recalled.sort_by(|a, b| {
+        (b.recalls, b.last_recalled_at)
+            .cmp(&(a.recalls, a.last_recalled_at))
+            .then(a.path.cmp(&b.path))
+            .then(a.start_line.cmp(&b.start_line))
+    });
+    most_recalled
+        .into_iter()
+        .take(max as usize)
+        .cloned()
+        .collect()
 }
 
 /// The `path#Lx-Ly` a `MEMORY.md` line cites after `Source: `.

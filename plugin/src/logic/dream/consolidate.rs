@@ -923,30 +923,7 @@ pub fn validate_rewrite(
     entry_hash: impl Fn(&str) -> String,
 ) -> Result<String, Refusal> {
     use RefusalKind as K;
-    let mut text = unfenced(reply).trim_matches('\n').to_string();
-    if text.trim().is_empty() || text.trim() == "NO_REPLY" {
-        return Err(Refusal::new(K::Malformed, "the reply is empty"));
-    }
-    text.push('\n');
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
-    {
-        return Err(Refusal::new(
-            K::Malformed,
-            "the reply holds control characters",
-        ));
-    }
-    let lower = text.to_lowercase();
-    if ["<memory-recall", "<memory-context", "</memory-"]
-        .iter()
-        .any(|m| lower.contains(m))
-    {
-        return Err(Refusal::new(
-            K::Malformed,
-            "the reply holds injected memory blocks",
-        ));
-    }
+    let text = well_formed(reply)?;
     let parsed = markdown::parse(&text);
     if let Some(problem) = parsed.problems.first() {
         return Err(Refusal::new(
@@ -957,24 +934,7 @@ pub fn validate_rewrite(
     if parsed.entries.is_empty() {
         return Err(Refusal::new(K::Malformed, "the reply has no entries"));
     }
-    let chars = text.chars().count();
-    if chars > check.max_chars {
-        return Err(Refusal::new(
-            K::Budget,
-            format!(
-                "the reply exceeds the bootstrap budget ({chars} > {} characters)",
-                check.max_chars
-            ),
-        ));
-    }
-    for citation in &check.citations {
-        if !text.contains(&format!("Source: {citation}")) {
-            return Err(Refusal::new(
-                K::MissingSource,
-                format!("the reply drops the source reference {citation}"),
-            ));
-        }
-    }
+    within_budget_with_sources(&text, check)?;
     let new_keys: Vec<(String, HashSet<String>)> = parsed
         .entries
         .iter()
@@ -1004,7 +964,72 @@ pub fn validate_rewrite(
     if let Some(why) = project_mixing(&parsed.entries, check) {
         return Err(Refusal::new(K::ForeignEntry, why));
     }
-    for entry in &parsed.entries {
+    adds_no_junk(&parsed.entries, &old_keys)?;
+    carries_nothing_untrusted(&new_keys, &old_keys, check)?;
+    adds_nothing_foreign(&new_keys, &parsed.entries, &old_keys, &old_entries, check)?;
+    Ok(text)
+}
+
+/// The reply as a file (unfenced, one final newline), unless it is empty,
+/// holds control characters or injected memory blocks.
+fn well_formed(reply: &str) -> Result<String, Refusal> {
+    use RefusalKind as K;
+    let mut text = unfenced(reply).trim_matches('\n').to_string();
+    if text.trim().is_empty() || text.trim() == "NO_REPLY" {
+        return Err(Refusal::new(K::Malformed, "the reply is empty"));
+    }
+    text.push('\n');
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+    {
+        return Err(Refusal::new(
+            K::Malformed,
+            "the reply holds control characters",
+        ));
+    }
+    let lower = text.to_lowercase();
+    if ["<memory-recall", "<memory-context", "</memory-"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return Err(Refusal::new(
+            K::Malformed,
+            "the reply holds injected memory blocks",
+        ));
+    }
+    Ok(text)
+}
+
+/// The file fits the bootstrap budget and keeps every candidate's source
+/// reference.
+fn within_budget_with_sources(text: &str, check: &RewriteCheck<'_>) -> Result<(), Refusal> {
+    use RefusalKind as K;
+    let chars = text.chars().count();
+    if chars > check.max_chars {
+        return Err(Refusal::new(
+            K::Budget,
+            format!(
+                "the reply exceeds the bootstrap budget ({chars} > {} characters)",
+                check.max_chars
+            ),
+        ));
+    }
+    for citation in &check.citations {
+        if !text.contains(&format!("Source: {citation}")) {
+            return Err(Refusal::new(
+                K::MissingSource,
+                format!("the reply drops the source reference {citation}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An entry the file adds is no junk.
+fn adds_no_junk(entries: &[markdown::Entry], old_keys: &HashSet<String>) -> Result<(), Refusal> {
+    use RefusalKind as K;
+    for entry in entries {
         if !old_keys.contains(&fact_key(&entry.text)) {
             if let Some(why) = super::junk::junk_reason(without_source(entry.text.trim())) {
                 return Err(Refusal::new(
@@ -1014,6 +1039,16 @@ pub fn validate_rewrite(
             }
         }
     }
+    Ok(())
+}
+
+/// No entry the file adds carries the text of an untrusted entry.
+fn carries_nothing_untrusted(
+    new_keys: &[(String, HashSet<String>)],
+    old_keys: &HashSet<String>,
+    check: &RewriteCheck<'_>,
+) -> Result<(), Refusal> {
+    use RefusalKind as K;
     let fresh: Vec<&String> = new_keys
         .iter()
         .map(|(k, _)| k)
@@ -1026,6 +1061,19 @@ pub fn validate_rewrite(
             "the reply carries text from an untrusted entry",
         ));
     }
+    Ok(())
+}
+
+/// Every entry the file adds restates a candidate or an existing entry,
+/// with no value of its own.
+fn adds_nothing_foreign(
+    new_keys: &[(String, HashSet<String>)],
+    entries: &[markdown::Entry],
+    old_keys: &HashSet<String>,
+    old_entries: &[String],
+    check: &RewriteCheck<'_>,
+) -> Result<(), Refusal> {
+    use RefusalKind as K;
     // Every new entry restates a candidate or an existing entry: a model
     // (or whatever steers it) cannot slip in a fact of its own.
     let known_text = check
@@ -1045,7 +1093,7 @@ pub fn validate_rewrite(
     // Nor a value of its own: a port, host, date or name that no candidate
     // and no existing entry has is made up, however alike the rest reads.
     let known = FactShape::new(&known_text);
-    for ((key, words), entry) in new_keys.iter().zip(&parsed.entries) {
+    for ((key, words), entry) in new_keys.iter().zip(entries) {
         if old_keys.contains(key) {
             continue;
         }
@@ -1070,7 +1118,7 @@ pub fn validate_rewrite(
             ));
         }
     }
-    Ok(text)
+    Ok(())
 }
 
 /// The distinguishing tokens of `entry` (see `distinguishing_tokens`) that

@@ -19,6 +19,7 @@ use crate::text::entry::one_line;
 use crate::text::hash::entry_hash;
 use crate::text::layout::{self};
 use crate::text::markdown;
+use crate::text::statement::{classify, Statement};
 use std::collections::{HashMap, HashSet};
 
 const DAY_MS: i64 = 86_400_000;
@@ -116,8 +117,6 @@ impl Memory {
             .collect())
     }
 
-    /// Every recorded entry, rehydrated, checked and scored, with the verdict
-    /// of the first check it fails (or `Promoted` for the best that pass).
     pub(super) fn gather(
         &mut self,
         records: Vec<RecallRecord>,
@@ -125,6 +124,16 @@ impl Memory {
         gates: &Gates,
         now: i64,
     ) -> Result<Vec<Candidate>> {
+        let mut out = self.rehydrated_all(records)?;
+        self.check_eligibility(&mut out, memory_text)?;
+        pool_near_duplicates(&mut out);
+        score_and_gate(&mut out, gates, now);
+        Ok(out)
+    }
+
+    /// Every record located in its live file (each file read once), with the
+    /// owner's problems lending their recalls to the agent's answers.
+    fn rehydrated_all(&self, records: Vec<RecallRecord>) -> Result<Vec<Candidate>> {
         let mut files: HashMap<String, Option<LiveFile>> = HashMap::new();
         let mut out = Vec::with_capacity(records.len());
         for record in records {
@@ -136,6 +145,14 @@ impl Memory {
             out.push(rehydrated(record, file));
         }
         answers_take_their_problems_recalls(&mut out, &files);
+        Ok(out)
+    }
+
+    /// The verdict of what may not be promoted, whatever its signals: what
+    /// no record vouches for or is not promotable, a copy of untrusted text,
+    /// junk, a statement that is no fact, and what `MEMORY.md` holds already
+    /// (in the same or other words) or held before.
+    fn check_eligibility(&mut self, out: &mut [Candidate], memory_text: &str) -> Result<()> {
         let curated: HashSet<(String, Vec<String>)> = markdown::parse(memory_text)
             .entries
             .iter()
@@ -214,56 +231,7 @@ impl Memory {
                 );
             }
         }
-        // Near-duplicates pool their signals into the strongest copy.
-        let mut order: Vec<usize> = (0..out.len()).filter(|&i| !out[i].decided()).collect();
-        order.sort_by(|&a, &b| {
-            (out[b].observed.recalls, out[b].observed.last_recalled_at)
-                .cmp(&(out[a].observed.recalls, out[a].observed.last_recalled_at))
-                .then(out[a].citation.cmp(&out[b].citation))
-        });
-        let facts: Vec<candidates::FactWords> = out
-            .iter()
-            .map(|c| candidates::FactWords::new(&c.fact, &c.projects))
-            .collect();
-        let leaders = candidates::group_same_facts(&facts, &order);
-        for &i in &order {
-            let leader = leaders[i];
-            if leader != i {
-                let absorbed = out[i].observed.clone();
-                out[leader].observed.absorb(&absorbed);
-                if out[leader].problem.is_none() {
-                    out[leader].problem = out[i].problem.clone();
-                }
-                let why = format!("near-duplicate of {}", out[leader].citation);
-                out[i].set(Verdict::Duplicate, why);
-            }
-        }
-        for c in out.iter_mut() {
-            let tags = signals::concept_tags(&c.fact).len();
-            c.scored = signals::score(&c.observed, tags, now, gates.recency_half_life_days);
-        }
-        let mut passing: Vec<usize> = Vec::new();
-        for (i, c) in out.iter_mut().enumerate().filter(|(_, c)| !c.decided()) {
-            let failed = signals::failed_gates(&c.scored, gates);
-            if failed.is_empty() {
-                passing.push(i);
-            } else {
-                c.set(Verdict::BelowGate, failed.join("; "));
-            }
-        }
-        passing.sort_by(|&a, &b| out[b].scored.score.total_cmp(&out[a].scored.score));
-        for (rank, &i) in passing.iter().enumerate() {
-            if rank < gates.max_promotions as usize {
-                let why = format!("score {:.3}", out[i].scored.score);
-                out[i].set(Verdict::Promoted, why);
-            } else {
-                out[i].set(
-                    Verdict::OverLimit,
-                    format!("at most {} promotions per sweep", gates.max_promotions),
-                );
-            }
-        }
-        Ok(out)
+        Ok(())
     }
 
     /// A memory file's entries and their index rows, `None` when it is gone.
@@ -289,6 +257,64 @@ impl Memory {
 }
 
 /// A recorded entry located in its live file (or found gone).
+/// Near-duplicates pool their signals into the strongest copy; the others
+/// are marked as its duplicates.
+fn pool_near_duplicates(out: &mut [Candidate]) {
+    let mut order: Vec<usize> = (0..out.len()).filter(|&i| !out[i].decided()).collect();
+    order.sort_by(|&a, &b| {
+        (out[b].observed.recalls, out[b].observed.last_recalled_at)
+            .cmp(&(out[a].observed.recalls, out[a].observed.last_recalled_at))
+            .then(out[a].citation.cmp(&out[b].citation))
+    });
+    let facts: Vec<candidates::FactWords> = out
+        .iter()
+        .map(|c| candidates::FactWords::new(&c.fact, &c.projects))
+        .collect();
+    let leaders = candidates::group_same_facts(&facts, &order);
+    for &i in &order {
+        let leader = leaders[i];
+        if leader != i {
+            let absorbed = out[i].observed.clone();
+            out[leader].observed.absorb(&absorbed);
+            if out[leader].problem.is_none() {
+                out[leader].problem = out[i].problem.clone();
+            }
+            let why = format!("near-duplicate of {}", out[leader].citation);
+            out[i].set(Verdict::Duplicate, why);
+        }
+    }
+}
+
+/// Scores every candidate; of those still undecided, the best that pass the
+/// gates are promoted (up to the sweep's limit), the rest say why not.
+fn score_and_gate(out: &mut [Candidate], gates: &Gates, now: i64) {
+    for c in out.iter_mut() {
+        let tags = signals::concept_tags(&c.fact).len();
+        c.scored = signals::score(&c.observed, tags, now, gates.recency_half_life_days);
+    }
+    let mut passing: Vec<usize> = Vec::new();
+    for (i, c) in out.iter_mut().enumerate().filter(|(_, c)| !c.decided()) {
+        let failed = signals::failed_gates(&c.scored, gates);
+        if failed.is_empty() {
+            passing.push(i);
+        } else {
+            c.set(Verdict::BelowGate, failed.join("; "));
+        }
+    }
+    passing.sort_by(|&a, &b| out[b].scored.score.total_cmp(&out[a].scored.score));
+    for (rank, &i) in passing.iter().enumerate() {
+        if rank < gates.max_promotions as usize {
+            let why = format!("score {:.3}", out[i].scored.score);
+            out[i].set(Verdict::Promoted, why);
+        } else {
+            out[i].set(
+                Verdict::OverLimit,
+                format!("at most {} promotions per sweep", gates.max_promotions),
+            );
+        }
+    }
+}
+
 /// A recalled entry's file as it is now, parsed once per sweep.
 struct LiveFile {
     entries: Vec<markdown::Entry>,
@@ -383,18 +409,48 @@ fn answers_take_their_problems_recalls(
     out: &mut Vec<Candidate>,
     files: &HashMap<String, Option<LiveFile>>,
 ) {
-    use crate::text::statement::{classify, Statement};
+    let found = problems_and_answers(out, files);
+    for c in out
+        .iter_mut()
+        .filter(|c| found.problems.contains(&c.citation))
+    {
+        c.set(
+            Verdict::Junk,
+            "a problem report without its resolution (the agent's answer after it holds the fix)",
+        );
+    }
+    values_take_their_questions_recalls(out, found.asked);
+    fixes_take_their_problems_recalls(out, found.lent, files);
+}
+
+/// What the owner's recalled problems and questions found after them in
+/// their transcripts.
+struct Answered {
+    /// A fix answered a problem: (path, the answer's line, the problem's
+    /// signals, the problem as said).
+    lent: Vec<(String, u32, Observed, String)>,
+    /// A question answered by a bare value ("It's vpn-wuhw.corp-gw.net."):
+    /// the identifiers of the answer (to find the fact it restates), the
+    /// question's projects and signals.
+    asked: Vec<(HashSet<String>, Vec<String>, Observed)>,
+    /// Citations of facts that were the owner's problem: the fix after them
+    /// names the same code.
+    problems: Vec<String>,
+}
+
+/// For each of the owner's own recalled problems (a symptom, a question, or
+/// a fact the fix after it names), the agent's answer after it.
+fn problems_and_answers(out: &[Candidate], files: &HashMap<String, Option<LiveFile>>) -> Answered {
     let role_of = |row: Option<&ChunkRow>| {
         row.and_then(|r| r.provenance.as_ref())
             .and_then(|p| p.role.clone())
     };
-    // (path, answer line, the problem's signals, the problem as said)
-    let mut lent: Vec<(String, u32, Observed, String)> = Vec::new();
-    // A question answered by a bare value ("It's vpn-wuhw.corp-gw.net."):
-    // the identifiers of the answer, to find the fact it restates.
-    let mut asked: Vec<(HashSet<String>, Vec<String>, Observed)> = Vec::new();
-    let mut problems: Vec<String> = Vec::new();
-    for c in out.iter() {
+    let mut found = Answered {
+        lent: Vec::new(),
+        asked: Vec::new(),
+        problems: Vec::new(),
+    };
+    for c in out {
         // Only the owner's own problem: its words may shape the answer's
         // triggers.
         let owners = c
@@ -423,7 +479,9 @@ fn answers_take_their_problems_recalls(
         };
         match answer_after(file, at) {
             Some(Answer::Fix { line, text }) => {
-                lent.push((c.path.clone(), line, c.observed.clone(), c.fact.clone()));
+                found
+                    .lent
+                    .push((c.path.clone(), line, c.observed.clone(), c.fact.clone()));
                 // What the agent answered with a fix naming the same code
                 // was the owner's problem, however it was put ("so getting
                 // PGX-9032 …" / "We hit PGX-9032 before: …").
@@ -431,24 +489,27 @@ fn answers_take_their_problems_recalls(
                     && !candidates::identifiers(&c.fact)
                         .is_disjoint(&candidates::identifiers(&text))
                 {
-                    problems.push(c.citation.clone());
+                    found.problems.push(c.citation.clone());
                 }
             }
             Some(Answer::Value(ids)) if said != Statement::Fact => {
-                asked.push((ids, c.projects.clone(), c.observed.clone()));
+                found
+                    .asked
+                    .push((ids, c.projects.clone(), c.observed.clone()));
             }
             _ => {}
         }
     }
-    for c in out.iter_mut().filter(|c| problems.contains(&c.citation)) {
-        c.set(
-            Verdict::Junk,
-            "a problem report without its resolution (the agent's answer after it holds the fix)",
-        );
-    }
-    // The owner kept asking for a value the agent answered from memory: the
-    // standing statement of that value (a fact naming every identifier of
-    // the answer, of the same projects or none) takes the question's signals.
+    found
+}
+
+/// The owner kept asking for a value the agent answered from memory: the
+/// standing statement of that value (a fact naming every identifier of the
+/// answer, of the same projects or none) takes the question's signals.
+fn values_take_their_questions_recalls(
+    out: &mut [Candidate],
+    asked: Vec<(HashSet<String>, Vec<String>, Observed)>,
+) {
     // Standing statements: promotable facts naming a value, computed once.
     let standing: Vec<(usize, HashSet<String>)> = if asked.is_empty() {
         Vec::new()
@@ -483,6 +544,16 @@ fn answers_take_their_problems_recalls(
             out[i].observed.absorb(&observed);
         }
     }
+}
+
+/// The agent's fix takes the signals of the problem it answered (and the
+/// problem as said, for its triggers): as a candidate of its own when
+/// nothing recalled it directly.
+fn fixes_take_their_problems_recalls(
+    out: &mut Vec<Candidate>,
+    lent: Vec<(String, u32, Observed, String)>,
+    files: &HashMap<String, Option<LiveFile>>,
+) {
     for (path, line, observed, problem) in lent {
         let at = out
             .iter()
@@ -538,7 +609,6 @@ enum Answer {
 /// entries and before the owner speaks again; its process talk ("Let me
 /// check the logs.") is not the answer yet.
 fn answer_after(file: &LiveFile, at: usize) -> Option<Answer> {
-    use crate::text::statement::{classify, Statement};
     for entry in file.entries.iter().skip(at + 1).take(ANSWER_WINDOW) {
         let provenance = file
             .rows

@@ -13,10 +13,10 @@ use crate::logic::dream::refusal::{Refusal, RefusalKind};
 use crate::logic::dream::signals::Gates;
 use crate::logic::dream::sweep::{Consolidation, DreamReport, DreamRequest, Verdict};
 use crate::ops::{storage_failure, Memory};
-use crate::storage::ledger::dreaming::{Promotion, SweepState};
+use crate::storage::ledger::dreaming::{PromotedLine, Promotion, SweepState};
 use crate::text::entry::one_line;
 use crate::text::hash::{entry_hash, sha256_hex};
-use crate::text::layout::{self};
+use crate::text::layout;
 use crate::text::markdown;
 use std::collections::{HashMap, HashSet};
 
@@ -24,9 +24,6 @@ use super::dreams::sweep_summary;
 use super::gather::Candidate;
 
 impl Memory {
-    /// Consolidates the promoted candidates into `MEMORY.md`, within the
-    /// bootstrap budget (what does not fit is deferred). Returns the summary
-    /// of what it did and the sweep it recorded, if any.
     pub(super) fn promote(
         &mut self,
         candidates: &mut [Candidate],
@@ -45,57 +42,16 @@ impl Memory {
             .map(|&i| observed_at(&candidates[i]))
             .collect();
         let promoted_lines = self.ledger.promoted_lines_with_keys()?;
-        // What a set of facts retires: the promoted lines whose supersedes
-        // key one of them carries, observed no later than it.
-        let retire_for = |taken: &[usize]| -> HashSet<String> {
-            let keys: HashMap<&str, Option<i64>> = taken
-                .iter()
-                .filter_map(|&k| Some((facts[k].supersedes_key.as_deref()?, observed[k])))
-                .collect();
-            promoted_lines
-                .iter()
-                .filter(|line| {
-                    keys.get(line.supersedes_key.as_str()).is_some_and(|newer| {
-                        newer.unwrap_or(i64::MAX) >= line.observed_at.unwrap_or(0)
-                    })
-                })
-                .map(|line| line.line_hash.clone())
-                .collect()
-        };
-        let retire = retire_for(&(0..facts.len()).collect::<Vec<_>>());
+        let retire_for = |taken: &[usize]| retired_by(taken, &facts, &observed, &promoted_lines);
         let max_chars = self.settings.bootstrap.max_file_chars;
-        let hash = |text: &str| entry_hash(text);
-        let nothing_retired = |_: &[usize]| HashSet::new();
-
-        // The model's rewrite (validated, so within the budget), or the
-        // deterministic plan with what fits.
-        let outcome =
-            match self.model_rewrite(memory_text, &facts, &retire, max_chars, &request.gates) {
-                Ok(text) => Outcome {
-                    plan: consolidate::rewrite_plan(memory_text, text, &facts, &retire, entry_hash),
-                    consolidation: Consolidation::ModelRewrite,
-                    deferred: Vec::new(),
-                },
-                Err(Fallback::NoModel) => {
-                    let (plan, deferred) =
-                        budget::fitting(memory_text, &facts, &retire_for, max_chars, &hash);
-                    Outcome {
-                        plan,
-                        consolidation: Consolidation::Deterministic,
-                        deferred,
-                    }
-                }
-                Err(Fallback::Refused(refusal)) => {
-                    report.refusal = Some(refusal);
-                    let (plan, deferred) =
-                        budget::fitting(memory_text, &facts, &nothing_retired, max_chars, &hash);
-                    Outcome {
-                        plan,
-                        consolidation: Consolidation::AppendOnly,
-                        deferred,
-                    }
-                }
-            };
+        let outcome = self.consolidated(
+            memory_text,
+            &facts,
+            &retire_for,
+            max_chars,
+            &request.gates,
+            report,
+        );
         let batch = Batch {
             promoted,
             facts: &facts,
@@ -105,26 +61,7 @@ impl Memory {
         if let Some(done) = self.commit(candidates, &batch, outcome, base, request, report)? {
             return Ok(Some(done));
         }
-        // Someone edited MEMORY.md meanwhile: keep their edit and append to
-        // the file as it is now.
-        let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
-        let current_text = current
-            .as_deref()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
-        report.refusal = Some(Refusal::new(
-            RefusalKind::ConcurrentEdit,
-            "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended",
-        ));
-        let (plan, deferred) =
-            budget::fitting(&current_text, &facts, &nothing_retired, max_chars, &hash);
-        let outcome = Outcome {
-            plan,
-            consolidation: Consolidation::AppendOnly,
-            deferred,
-        };
-        let base = (current.is_some(), current_text);
-        if let Some(done) = self.commit(candidates, &batch, outcome, base, request, report)? {
+        if let Some(done) = self.append_to_edited(candidates, &batch, max_chars, request, report)? {
             return Ok(Some(done));
         }
         report.refusal = Some(Refusal::new(
@@ -136,6 +73,67 @@ impl Memory {
             candidates[i].set(Verdict::OverLimit, "deferred: MEMORY.md kept changing");
         }
         Ok(None)
+    }
+
+    /// How the facts go into `memory_text`: the model's rewrite (validated,
+    /// so within the budget), or the deterministic plan with what fits; when
+    /// the model's file was refused, the plan retires nothing (append-only)
+    /// and the report says why.
+    fn consolidated(
+        &self,
+        memory_text: &str,
+        facts: &[Promoted],
+        retire_for: &dyn Fn(&[usize]) -> HashSet<String>,
+        max_chars: usize,
+        gates: &Gates,
+        report: &mut DreamReport,
+    ) -> Outcome {
+        let retire = retire_for(&(0..facts.len()).collect::<Vec<_>>());
+        match self.model_rewrite(memory_text, facts, &retire, max_chars, gates) {
+            Ok(text) => Outcome {
+                plan: consolidate::rewrite_plan(memory_text, text, facts, &retire, entry_hash),
+                consolidation: Consolidation::ModelRewrite,
+                deferred: Vec::new(),
+            },
+            Err(Fallback::NoModel) => {
+                let (plan, deferred) =
+                    budget::fitting(memory_text, facts, retire_for, max_chars, &entry_hash);
+                Outcome {
+                    plan,
+                    consolidation: Consolidation::Deterministic,
+                    deferred,
+                }
+            }
+            Err(Fallback::Refused(refusal)) => {
+                report.refusal = Some(refusal);
+                append_only(memory_text, facts, max_chars)
+            }
+        }
+    }
+
+    /// Someone edited `MEMORY.md` while the sweep ran: their edit is kept
+    /// and the facts are appended to the file as it is now. `None` when it
+    /// changed again.
+    fn append_to_edited(
+        &mut self,
+        candidates: &mut [Candidate],
+        batch: &Batch<'_>,
+        max_chars: usize,
+        request: &DreamRequest,
+        report: &mut DreamReport,
+    ) -> Result<Option<Promoting>> {
+        let current = self.workspace.read_root_file(layout::MEMORY_FILE)?;
+        let current_text = current
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        report.refusal = Some(Refusal::new(
+            RefusalKind::ConcurrentEdit,
+            "MEMORY.md changed while the sweep ran; the rewrite was abandoned, the edit kept and the entries appended",
+        ));
+        let outcome = append_only(&current_text, batch.facts, max_chars);
+        let base = (current.is_some(), current_text);
+        self.commit(candidates, batch, outcome, base, request, report)
     }
 
     /// Commits one consolidation against `base` (whether `MEMORY.md`
@@ -357,6 +355,41 @@ pub(super) struct Promoting {
     pub(super) summary: String,
     /// The sweep recorded, unless everything was deferred.
     pub(super) sweep: Option<i64>,
+}
+
+/// What the facts `taken` retire: the promoted lines whose supersedes key
+/// one of them carries, observed no later than it.
+fn retired_by(
+    taken: &[usize],
+    facts: &[Promoted],
+    observed: &[Option<i64>],
+    promoted_lines: &[PromotedLine],
+) -> HashSet<String> {
+    let keys: HashMap<&str, Option<i64>> = taken
+        .iter()
+        .filter_map(|&k| Some((facts[k].supersedes_key.as_deref()?, observed[k])))
+        .collect();
+    promoted_lines
+        .iter()
+        .filter(|line| {
+            keys.get(line.supersedes_key.as_str())
+                .is_some_and(|newer| newer.unwrap_or(i64::MAX) >= line.observed_at.unwrap_or(0))
+        })
+        .map(|line| line.line_hash.clone())
+        .collect()
+}
+
+/// The deterministic plan that retires nothing (append-only), with what
+/// fits the budget.
+fn append_only(memory_text: &str, facts: &[Promoted], max_chars: usize) -> Outcome {
+    let nothing_retired = |_: &[usize]| HashSet::new();
+    let (plan, deferred) =
+        budget::fitting(memory_text, facts, &nothing_retired, max_chars, &entry_hash);
+    Outcome {
+        plan,
+        consolidation: Consolidation::AppendOnly,
+        deferred,
+    }
 }
 
 /// Forgets what a consolidation that did not reach `MEMORY.md` put in the

@@ -14,7 +14,8 @@ use crate::text::hash::sha256_hex;
 use crate::text::layout::{self, Date};
 
 use super::dreams::{light_block, rem_block, sweep_summary};
-use super::gather::view;
+use super::gather::{view, Candidate};
+use super::promote::Promoting;
 
 impl Memory {
     /// See the WIT `dream.run`. A sweep that fails is recorded where the
@@ -102,15 +103,8 @@ impl Memory {
         }
     }
 
-    /// One sweep (see `dream`).
     pub(super) fn sweep(&mut self, request: &DreamRequest) -> Result<DreamReport> {
-        let mut phases = if request.phases.is_empty() {
-            vec![Phase::Light, Phase::Rem, Phase::Deep]
-        } else {
-            request.phases.clone()
-        };
-        phases.sort();
-        phases.dedup();
+        let phases = phases_of(request);
         let now = request.context.now_ms;
         self.sync(SyncRequest::default())?;
         let memory_bytes = self.workspace.read_root_file(layout::MEMORY_FILE)?;
@@ -125,57 +119,13 @@ impl Memory {
         };
         let records = self.ledger.recall_records()?;
         let mut candidates = self.gather(records, &memory_text, &request.gates, now)?;
-        let mut report = DreamReport {
-            sweep: 0,
-            phases: phases.clone(),
-            staged: 0,
-            themes: 0,
-            candidates: Vec::new(),
-            added: Vec::new(),
-            merged: Vec::new(),
-            superseded: Vec::new(),
-            rewritten: Vec::new(),
-            dropped: Vec::new(),
-            consolidation: Consolidation::None,
-            refusal: None,
-            memory_changed: false,
-            dreams_changed: false,
-        };
+        let mut report = new_report(phases.clone());
         let mut summary = None;
         let mut recorded = None;
         if phases.contains(&Phase::Deep) && !request.dry_run {
-            // Best first: when the budget cannot take them all, the best fit.
-            let mut promoted: Vec<usize> = (0..candidates.len())
-                .filter(|&i| candidates[i].is(Verdict::Promoted))
-                .collect();
-            promoted.sort_by(|&a, &b| {
-                candidates[b]
-                    .scored
-                    .score
-                    .total_cmp(&candidates[a].scored.score)
-                    .then(candidates[a].citation.cmp(&candidates[b].citation))
-            });
-            let promoting = if promoted.is_empty() {
-                None
-            } else {
-                self.promote(
-                    &mut candidates,
-                    &promoted,
-                    &memory_text,
-                    memory_bytes.is_some(),
-                    request,
-                    &mut report,
-                )?
-            };
-            let deferred = candidates
-                .iter()
-                .filter(|c| c.is(Verdict::Deferred))
-                .count();
-            if self.ledger.sweep_notices()?.deferred != deferred as u32 {
-                self.ledger
-                    .set_deferred_promotions(deferred as u32)
-                    .map_err(storage_failure)?;
-            }
+            let existed = memory_bytes.is_some();
+            let promoting =
+                self.deep_phase(&mut candidates, &memory_text, existed, request, &mut report)?;
             summary = Some(match promoting {
                 Some(promoting) => {
                     recorded = promoting.sweep;
@@ -184,22 +134,79 @@ impl Memory {
                 None => sweep_summary(&candidates, &report, request.context.local_ms()),
             });
         }
-        // Light and REM show the sweep's outcome: written after deep, a second
-        // sweep with nothing new renders the same blocks.
-        let mut blocks: Vec<(&str, &str, String)> = Vec::new();
-        if phases.contains(&Phase::Light) {
-            let deep_ran = phases.contains(&Phase::Deep) && !request.dry_run;
-            let (body, staged) = light_block(&candidates, &request.gates, now, deep_ran);
-            report.staged = staged;
-            blocks.push(("light", "## Light Sleep", body));
+        let blocks = phase_blocks(&phases, &candidates, request, &mut report);
+        let (summary, digest) = self.summary_to_write(summary, &candidates, &report)?;
+        if !request.dry_run {
+            self.record_dreams(
+                &blocks,
+                summary.as_deref(),
+                digest,
+                recorded,
+                now,
+                &mut report,
+            )?;
         }
-        if phases.contains(&Phase::Rem) {
-            let (body, themes) = rem_block(&candidates, &request.gates, now);
-            report.themes = themes;
-            blocks.push(("rem", "## REM Sleep", body));
+        candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
+        report.candidates = candidates.into_iter().map(view).collect();
+        if !request.dry_run {
+            // The sweep's work is done and durable (MEMORY.md, its pre-image
+            // and promotions, DREAMS.md): a log entry that cannot be written
+            // costs the review page a row, never the sweep's report.
+            if let Err(e) = self.ledger.log_sweep(&log_entry(&report, now)) {
+                eprintln!("memory-core: the sweep ran, but its sweep-log entry could not be recorded: {e}");
+            }
         }
-        // A summary is written when the sweep did something worth reading,
-        // and the same outcome (nothing new) is not logged twice.
+        Ok(report)
+    }
+
+    /// The deep phase: the promoted candidates go into `MEMORY.md`, best
+    /// first (when the budget cannot take them all, the best fit), and the
+    /// number deferred is kept for status. What it committed, if anything.
+    fn deep_phase(
+        &mut self,
+        candidates: &mut [Candidate],
+        memory_text: &str,
+        existed: bool,
+        request: &DreamRequest,
+        report: &mut DreamReport,
+    ) -> Result<Option<Promoting>> {
+        let mut promoted: Vec<usize> = (0..candidates.len())
+            .filter(|&i| candidates[i].is(Verdict::Promoted))
+            .collect();
+        promoted.sort_by(|&a, &b| {
+            candidates[b]
+                .scored
+                .score
+                .total_cmp(&candidates[a].scored.score)
+                .then(candidates[a].citation.cmp(&candidates[b].citation))
+        });
+        let promoting = if promoted.is_empty() {
+            None
+        } else {
+            self.promote(candidates, &promoted, memory_text, existed, request, report)?
+        };
+        let deferred = candidates
+            .iter()
+            .filter(|c| c.is(Verdict::Deferred))
+            .count();
+        if self.ledger.sweep_notices()?.deferred != deferred as u32 {
+            self.ledger
+                .set_deferred_promotions(deferred as u32)
+                .map_err(storage_failure)?;
+        }
+        Ok(promoting)
+    }
+
+    /// The deep phase's summary when it is worth writing — the sweep did
+    /// something worth reading, and the same outcome (nothing new) is not
+    /// logged twice — with its digest (the summary without its dated first
+    /// line).
+    fn summary_to_write(
+        &self,
+        summary: Option<String>,
+        candidates: &[Candidate],
+        report: &DreamReport,
+    ) -> Result<(Option<String>, Option<String>)> {
         let noteworthy = report.memory_changed
             || report.refusal.is_some()
             || candidates.iter().any(|c| {
@@ -215,40 +222,98 @@ impl Memory {
         if digest.is_some() && self.ledger.dream_digest()? == digest {
             summary = None;
         }
-        if !request.dry_run {
-            report.dreams_changed = self.write_dreams(&blocks, summary.as_deref(), now)?;
-            if report.dreams_changed && summary.is_some() {
-                if let Some(digest) = &digest {
-                    self.ledger.set_dream_digest(digest)?;
-                }
-            }
-            // Done once its summary is in DREAMS.md (or deliberately not
-            // written: the same outcome as the last); else the next open
-            // appends it.
-            if let Some(sweep) = recorded {
-                let written = match &summary {
-                    Some(summary) => self.dreams_holds(summary)?,
-                    None => true,
-                };
-                if written {
-                    self.ledger
-                        .set_sweep_state(sweep, SweepState::Done)
-                        .map_err(storage_failure)?;
-                }
-            }
-        }
-        candidates.sort_by(|a, b| b.scored.score.total_cmp(&a.scored.score));
-        report.candidates = candidates.into_iter().map(view).collect();
-        if !request.dry_run {
-            // The sweep's work is done and durable (MEMORY.md, its pre-image
-            // and promotions, DREAMS.md): a log entry that cannot be written
-            // costs the review page a row, never the sweep's report.
-            if let Err(e) = self.ledger.log_sweep(&log_entry(&report, now)) {
-                eprintln!("memory-core: the sweep ran, but its sweep-log entry could not be recorded: {e}");
-            }
-        }
-        Ok(report)
+        Ok((summary, digest))
     }
+
+    /// Writes the blocks and the summary into `DREAMS.md`. The recorded
+    /// sweep is done once its summary is there (or deliberately not written:
+    /// the same outcome as the last); else the next open appends it.
+    fn record_dreams(
+        &mut self,
+        blocks: &[(&str, &str, String)],
+        summary: Option<&str>,
+        digest: Option<String>,
+        recorded: Option<i64>,
+        now: i64,
+        report: &mut DreamReport,
+    ) -> Result<()> {
+        report.dreams_changed = self.write_dreams(blocks, summary, now)?;
+        if report.dreams_changed && summary.is_some() {
+            if let Some(digest) = &digest {
+                self.ledger.set_dream_digest(digest)?;
+            }
+        }
+        if let Some(sweep) = recorded {
+            let written = match summary {
+                Some(summary) => self.dreams_holds(summary)?,
+                None => true,
+            };
+            if written {
+                self.ledger
+                    .set_sweep_state(sweep, SweepState::Done)
+                    .map_err(storage_failure)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The phases a request asks for, in order and each once; all three when
+/// it names none.
+fn phases_of(request: &DreamRequest) -> Vec<Phase> {
+    let mut phases = if request.phases.is_empty() {
+        vec![Phase::Light, Phase::Rem, Phase::Deep]
+    } else {
+        request.phases.clone()
+    };
+    phases.sort();
+    phases.dedup();
+    phases
+}
+
+/// A sweep's report before it has done anything.
+fn new_report(phases: Vec<Phase>) -> DreamReport {
+    DreamReport {
+        sweep: 0,
+        phases,
+        staged: 0,
+        themes: 0,
+        candidates: Vec::new(),
+        added: Vec::new(),
+        merged: Vec::new(),
+        superseded: Vec::new(),
+        rewritten: Vec::new(),
+        dropped: Vec::new(),
+        consolidation: Consolidation::None,
+        refusal: None,
+        memory_changed: false,
+        dreams_changed: false,
+    }
+}
+
+/// The light and REM phases' blocks, which show the sweep's outcome:
+/// written after deep, a second sweep with nothing new renders the same
+/// blocks.
+fn phase_blocks(
+    phases: &[Phase],
+    candidates: &[Candidate],
+    request: &DreamRequest,
+    report: &mut DreamReport,
+) -> Vec<(&'static str, &'static str, String)> {
+    let now = request.context.now_ms;
+    let mut blocks = Vec::new();
+    if phases.contains(&Phase::Light) {
+        let deep_ran = phases.contains(&Phase::Deep) && !request.dry_run;
+        let (body, staged) = light_block(candidates, &request.gates, now, deep_ran);
+        report.staged = staged;
+        blocks.push(("light", "## Light Sleep", body));
+    }
+    if phases.contains(&Phase::Rem) {
+        let (body, themes) = rem_block(candidates, &request.gates, now);
+        report.themes = themes;
+        blocks.push(("rem", "## REM Sleep", body));
+    }
+    blocks
 }
 
 /// What the sweep log keeps of a sweep.

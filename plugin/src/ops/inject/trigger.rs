@@ -64,89 +64,77 @@ impl Memory {
         let words = trigger::words(message);
         let info = self.embedder.describe();
         self.load_lane1_entries(info.as_ref())?;
-        let candidates = &self.lane1_entries.as_ref().expect("loaded above").1;
-        let mut scored: Vec<(f32, usize)> = Vec::new();
-        let mut borderline: Vec<(f32, usize)> = Vec::new();
-        // Resolutions whose trigger matched strongly but whose words differ
-        // from the message's (a fix rarely repeats the complaint).
-        let mut answers_short: Vec<usize> = Vec::new();
-        for (i, c) in candidates.iter().enumerate() {
-            if !trigger::projects_allow(&c.projects, &request.context.active_projects) {
-                continue;
-            }
-            let best = c
-                .phrases
-                .iter()
-                .map(|p| trigger::phrase_score(p, &words))
-                .fold(0.0, f32::max);
-            if trigger::entry_score(best, 1.0) < INJECT_THRESHOLD {
-                continue; // cannot reach the threshold whatever its relevance
-            }
-            let score = trigger::entry_score(best, trigger::lexical_relevance(&c.text, &words));
-            if score >= INJECT_THRESHOLD {
-                scored.push((score, i));
-            } else if c.vector.is_some() {
-                borderline.push((best, i));
-            } else if c.statement == Statement::Resolution && best >= SINGLE_WORD_MATCH {
-                answers_short.push(i);
-            }
+        let scored = self.trigger_matches(message, &words, info.as_ref(), &request.context);
+        let mut blocks = self.trigger_blocks(scored);
+        let strong_lane1 = !blocks.is_empty();
+        blocks.extend(self.project_block(&request.context.active_projects));
+        for intent in self
+            .intents_for_turn(message, &words, &request.context)
+            .map_err(Failure::Memory)?
+        {
+            blocks.push(ContextBlock {
+                kind: "intent",
+                text: crate::ops::intents::intent_block(&intent),
+                sources: vec![format!("intent:{}", intent.id)],
+                score: 1.0,
+            });
         }
-        if !borderline.is_empty() {
-            if let Some(info) = &info {
+        let recall_intent = recall_intent::has_recall_intent(message);
+        let (escalate, reason) = recall_intent::decide(request.mode, recall_intent, strong_lane1);
+        Ok(InjectResult {
+            blocks,
+            recall_intent,
+            escalate,
+            escalation_reason: reason.to_string(),
+        })
+    }
+
+    /// The curated entries whose triggers match the message strongly
+    /// enough, in the order they are offered: scored by their words, the
+    /// borderline ones by meaning (one embedder call), and the resolutions
+    /// that answer a matched symptom.
+    fn trigger_matches(
+        &self,
+        message: &str,
+        words: &[String],
+        info: Option<&EmbedderInfo>,
+        context: &TurnContext,
+    ) -> Vec<(f32, usize)> {
+        let candidates = &self.lane1_entries.as_ref().expect("loaded above").1;
+        let mut found = matched_by_words(candidates, words, &context.active_projects);
+        if !found.borderline.is_empty() {
+            if let Some(info) = info {
                 if let Ok(mut v) =
                     embedding::embed_checked(self.embedder.as_ref(), info, &[message.to_string()])
                 {
                     let query = v.remove(0);
-                    for (best, i) in borderline {
+                    for (best, i) in std::mem::take(&mut found.borderline) {
                         let cosine = candidates[i]
                             .vector
                             .as_ref()
                             .map_or(0.0, |e| embedding::dot(&query, e));
                         let score = trigger::entry_score(best, cosine);
                         if score >= INJECT_THRESHOLD {
-                            scored.push((score, i));
+                            found.scored.push((score, i));
                         } else if candidates[i].statement == Statement::Resolution
                             && best >= SINGLE_WORD_MATCH
                         {
-                            answers_short.push(i);
+                            found.answers_short.push(i);
                         }
                     }
                 }
             }
         }
-        // A symptom that matched says the problem is in the message: the
-        // resolution of the same problem whose trigger matched too answers
-        // it, and takes the symptom's place.
-        for i in answers_short {
-            let symptom = scored
-                .iter()
-                .filter(|(_, j)| {
-                    !candidates[*j].statement.promotable()
-                        && candidates[*j].words.overlaps(&candidates[i].words)
-                })
-                .map(|(s, _)| *s)
-                .reduce(f32::max);
-            if let Some(score) = symptom {
-                scored.push((score, i));
-            }
-        }
-        // What an entry says ranks before how strongly it matched: a bare
-        // symptom (or a question) goes after every fact and resolution.
-        // And when the message reports a problem or asks, a resolution comes
-        // before other facts.
-        let answers = |i: usize| candidates[i].statement.promotable();
-        let asking = matches!(
-            crate::text::statement::classify(message),
-            Statement::Symptom | Statement::Question
-        );
-        let fixes = |i: usize| asking && candidates[i].statement == Statement::Resolution;
-        scored.sort_by(|a, b| {
-            answers(b.1)
-                .cmp(&answers(a.1))
-                .then(fixes(b.1).cmp(&fixes(a.1)))
-                .then(b.0.total_cmp(&a.0))
-                .then(candidates[a.1].citation.cmp(&candidates[b.1].citation))
-        });
+        let mut scored = found.scored;
+        resolutions_take_symptoms_place(candidates, &mut scored, &found.answers_short);
+        in_offer_order(candidates, message, &mut scored);
+        scored
+    }
+
+    /// The trigger blocks of the best matches: at most `MAX_INJECTED`
+    /// within `BLOCK_BUDGET_CHARS`, one per subject.
+    fn trigger_blocks(&self, scored: Vec<(f32, usize)>) -> Vec<ContextBlock> {
+        let candidates = &self.lane1_entries.as_ref().expect("loaded above").1;
         let mut blocks = Vec::new();
         let mut chosen: Vec<usize> = Vec::new();
         let mut used = 0;
@@ -174,27 +162,7 @@ impl Memory {
                 score,
             });
         }
-        let strong_lane1 = !blocks.is_empty();
-        blocks.extend(self.project_block(&request.context.active_projects));
-        for intent in self
-            .intents_for_turn(message, &words, &request.context)
-            .map_err(Failure::Memory)?
-        {
-            blocks.push(ContextBlock {
-                kind: "intent",
-                text: crate::ops::intents::intent_block(&intent),
-                sources: vec![format!("intent:{}", intent.id)],
-                score: 1.0,
-            });
-        }
-        let recall_intent = recall_intent::has_recall_intent(message);
-        let (escalate, reason) = recall_intent::decide(request.mode, recall_intent, strong_lane1);
-        Ok(InjectResult {
-            blocks,
-            recall_intent,
-            escalate,
-            escalation_reason: reason.to_string(),
-        })
+        blocks
     }
 
     /// The project-memory block: the curated entries of the active
@@ -268,6 +236,93 @@ impl Memory {
         self.lane1_entries = Some((revision, rows.map(lane1_entry).collect()));
         Ok(())
     }
+}
+
+/// How lane 1's entries matched a message by their words.
+struct Matches {
+    /// (score, entry) at or above the threshold.
+    scored: Vec<(f32, usize)>,
+    /// (best phrase score, entry) of entries with a vector whose words fell
+    /// short: their meaning decides.
+    borderline: Vec<(f32, usize)>,
+    /// Resolutions whose trigger matched strongly but whose words differ
+    /// from the message's (a fix rarely repeats the complaint).
+    answers_short: Vec<usize>,
+}
+
+/// Scores each entry allowed in the active projects by its best trigger
+/// phrase and its words' relevance to the message.
+fn matched_by_words(candidates: &[Lane1Entry], words: &[String], active: &[String]) -> Matches {
+    let mut found = Matches {
+        scored: Vec::new(),
+        borderline: Vec::new(),
+        answers_short: Vec::new(),
+    };
+    for (i, c) in candidates.iter().enumerate() {
+        if !trigger::projects_allow(&c.projects, active) {
+            continue;
+        }
+        let best = c
+            .phrases
+            .iter()
+            .map(|p| trigger::phrase_score(p, words))
+            .fold(0.0, f32::max);
+        if trigger::entry_score(best, 1.0) < INJECT_THRESHOLD {
+            continue; // cannot reach the threshold whatever its relevance
+        }
+        let score = trigger::entry_score(best, trigger::lexical_relevance(&c.text, words));
+        if score >= INJECT_THRESHOLD {
+            found.scored.push((score, i));
+        } else if c.vector.is_some() {
+            found.borderline.push((best, i));
+        } else if c.statement == Statement::Resolution && best >= SINGLE_WORD_MATCH {
+            found.answers_short.push(i);
+        }
+    }
+    found
+}
+
+/// A symptom that matched says the problem is in the message: the
+/// resolution of the same problem whose trigger matched too answers it, and
+/// takes the symptom's place (its score).
+fn resolutions_take_symptoms_place(
+    candidates: &[Lane1Entry],
+    scored: &mut Vec<(f32, usize)>,
+    answers_short: &[usize],
+) {
+    for &i in answers_short {
+        let symptom = scored
+            .iter()
+            .filter(|(_, j)| {
+                !candidates[*j].statement.promotable()
+                    && candidates[*j].words.overlaps(&candidates[i].words)
+            })
+            .map(|(s, _)| *s)
+            .reduce(f32::max);
+        if let Some(score) = symptom {
+            scored.push((score, i));
+        }
+    }
+}
+
+/// What an entry says ranks before how strongly it matched: a bare symptom
+/// (or a question) goes after every fact and resolution. And when the
+/// message reports a problem or asks, a resolution comes before other
+/// facts.
+fn in_offer_order(candidates: &[Lane1Entry], message: &str, scored: &mut [(f32, usize)]) {
+    let answers = |i: usize| candidates[i].statement.promotable();
+    let asking = matches!(
+        crate::text::statement::classify(message),
+        Statement::Symptom | Statement::Question
+    );
+    let fixes = |i: usize| asking && candidates[i].statement == Statement::Resolution;
+    scored.sort_by(|a, b| {
+        answers(b.1)
+            .cmp(&answers(a.1))
+            .then(fixes(b.1).cmp(&fixes(a.1)))
+            .then(b.0.total_cmp(&a.0))
+            .then(candidates[a.1].citation.cmp(&candidates[b.1].citation))
+    });
 }
 
 /// A curated row as lane 1 matches it.

@@ -14,7 +14,6 @@ use crate::text::layout;
 use std::collections::{HashMap, HashSet};
 
 mod projection;
-use projection::{annotations_of_outside_content_ignored, build_record};
 
 /// Files indexed in one transaction, by size: few enough that a crash loses
 /// little work, many enough that FTS5 merges few segments.
@@ -97,20 +96,7 @@ impl Memory {
                 report.files_unchanged += 1;
                 continue;
             }
-            let trust = self.file_trust(&file.path, &hash)?;
-            let mut record = build_record(
-                &file.path,
-                &content.text,
-                hash,
-                file,
-                &self.settings.chunking,
-                &trust,
-            );
-            record.problems.splice(0..0, content.problems);
-            self.order_operator_lines(&mut record.chunks, &mut unseen)?;
-            self.follow_content(&mut record.chunks, &trust)?;
-            let ignored = annotations_of_outside_content_ignored(&mut record.chunks);
-            record.problems.extend(ignored);
+            let mut record = self.file_record(file, content, hash, &mut unseen)?;
             if embedder_ok {
                 if let Some(info) = &info {
                     if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
@@ -133,16 +119,7 @@ impl Memory {
             changed_index = true;
         }
         batch.commit()?;
-        // The first sightings, in one ledger transaction (each value is the
-        // last segment when it was seen: a write made during this sync is
-        // later than everything it saw).
-        let mut by_segment: HashMap<i64, Vec<String>> = HashMap::new();
-        for (hash, last) in unseen {
-            by_segment.entry(last).or_default().push(hash);
-        }
-        for (last, hashes) in by_segment {
-            self.ledger.record_first_seen(&hashes, last)?;
-        }
+        self.record_first_sightings(unseen)?;
         if embedder_ok {
             if let Some(info) = &info {
                 match self.fill_missing_vectors(info, &mut report) {

@@ -8,16 +8,58 @@ use crate::host::embedding::{self, embedding_text, EmbedderInfo};
 use crate::logic::provenance::{entry_provenance, shown_class, FileTrust};
 use crate::ops::{Attempt, Failure, Memory};
 use crate::storage::index::{ChunkKind, ChunkRecord, FileRecord};
-use crate::storage::workspace::FileStat;
+use crate::storage::workspace::{FileStat, FileText};
 use crate::text::hash::{entry_hash, sha256_hex};
 use crate::text::layout::{self, Date, MemoryPath, Tier};
 use crate::text::markdown;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Vectors filled per sync call for entries indexed without one.
 const VECTOR_FILL_PER_SYNC: u32 = 4_096;
 
 impl Memory {
+    /// A file's index record as it is now: its entries (and a daily note's
+    /// windows) with their provenance as the ledger vouches for it, and the
+    /// problems found. Operator lines seen for the first time are collected
+    /// in `unseen` (see `record_first_sightings`).
+    pub(super) fn file_record(
+        &self,
+        file: &FileStat,
+        content: FileText,
+        hash: String,
+        unseen: &mut Vec<(String, i64)>,
+    ) -> Attempt<FileRecord> {
+        let trust = self.file_trust(&file.path, &hash)?;
+        let mut record = build_record(
+            &file.path,
+            &content.text,
+            hash,
+            file,
+            &self.settings.chunking,
+            &trust,
+        );
+        record.problems.splice(0..0, content.problems);
+        self.order_operator_lines(&mut record.chunks, unseen)?;
+        self.follow_content(&mut record.chunks, &trust)?;
+        let ignored = annotations_of_outside_content_ignored(&mut record.chunks);
+        record.problems.extend(ignored);
+        Ok(record)
+    }
+
+    /// Records the first sightings a sync collected, in one ledger
+    /// transaction (each value is the last segment when it was seen: a
+    /// write made during this sync is later than everything it saw).
+    pub(super) fn record_first_sightings(&self, unseen: Vec<(String, i64)>) -> Attempt<()> {
+        let mut by_segment: HashMap<i64, Vec<String>> = HashMap::new();
+        for (hash, last) in unseen {
+            by_segment.entry(last).or_default().push(hash);
+        }
+        for (last, hashes) in by_segment {
+            self.ledger.record_first_seen(&hashes, last)?;
+        }
+        Ok(())
+    }
+
     /// Gives the file's entries their vectors: from the cache by content hash,
     /// the rest from the embedder. On an embedder failure the entries stay
     /// without vectors (filled by a later sync) and the reason is returned.
@@ -120,7 +162,7 @@ impl Memory {
     /// Gives the lines the component never wrote their place in the write
     /// order: when the ledger first saw them. Those seen for the first time
     /// are collected in `unseen`, recorded once at the end of the sync.
-    pub(super) fn order_operator_lines(
+    fn order_operator_lines(
         &self,
         chunks: &mut [ChunkRecord],
         unseen: &mut Vec<(String, i64)>,
@@ -159,11 +201,7 @@ impl Memory {
     /// entry keeps the lowest class its text was recorded with before it,
     /// in any file; a file the component never wrote takes the lowest class
     /// of its entries.
-    pub(super) fn follow_content(
-        &self,
-        chunks: &mut [ChunkRecord],
-        trust: &FileTrust,
-    ) -> Attempt<()> {
+    fn follow_content(&self, chunks: &mut [ChunkRecord], trust: &FileTrust) -> Attempt<()> {
         // Each entry's hash once; windows (no provenance) have none.
         let hashes: Vec<Option<String>> = chunks
             .iter()
@@ -242,7 +280,7 @@ impl Memory {
 
     /// What the ledger says about a file whose content hashes to `hash`; an
     /// outside edit is remembered in the ledger for good.
-    pub(super) fn file_trust(&self, path: &MemoryPath, hash: &str) -> Attempt<FileTrust> {
+    fn file_trust(&self, path: &MemoryPath, hash: &str) -> Attempt<FileTrust> {
         let Some(file) = self.ledger.file(path.as_str())? else {
             let maybe_ours = path.as_str().starts_with("memory/");
             return Ok(if self.ledger.lost().is_some() && maybe_ours {
@@ -266,7 +304,7 @@ impl Memory {
 
 /// Parses one file into its index record: entries always, windows for daily
 /// notes.
-pub(super) fn build_record(
+fn build_record(
     path: &MemoryPath,
     content: &str,
     hash: String,
@@ -368,7 +406,7 @@ pub(super) fn build_record(
 /// the text they are), and each loss is reported as a problem of the file.
 /// Its project keys stay, but only to narrow it (they never rank it up: see
 /// `logic::recall::project_multiplier_for`).
-pub(super) fn annotations_of_outside_content_ignored(chunks: &mut [ChunkRecord]) -> Vec<String> {
+fn annotations_of_outside_content_ignored(chunks: &mut [ChunkRecord]) -> Vec<String> {
     let mut problems = Vec::new();
     for chunk in chunks.iter_mut() {
         let Some(p) = chunk.provenance.as_ref() else {

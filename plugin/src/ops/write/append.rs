@@ -37,6 +37,14 @@ pub(in crate::ops) struct NewEntry {
     pub segment: Segment,
 }
 
+/// Who and what the entries of one write are written as.
+pub(super) struct Written<'a> {
+    pub class: SourceClass,
+    pub kind: SessionKind,
+    pub session: &'a str,
+    pub context: &'a TurnContext,
+}
+
 impl Memory {
     /// Appends entries to a daily note: records them in the ledger, appends
     /// the lines not already present, records the file's new hash and

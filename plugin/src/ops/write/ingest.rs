@@ -2,7 +2,7 @@
 //! one line per message in the session's transcript note (quoted material
 //! in its class siblings), each message once.
 
-use super::append::{session_kind_of, transcript_note, NewEntry};
+use super::append::{session_kind_of, transcript_note, NewEntry, Written};
 use crate::contract::api::{SessionKind, TurnContext};
 use crate::contract::error::{MemoryError, Result};
 use crate::logic::provenance::{Segment, Speaker};
@@ -11,7 +11,7 @@ use crate::ops::{storage_failure, Memory};
 use crate::text::entry::{indexed_text, one_line, project_tag};
 use crate::text::hash::{entry_hash, sha256_hex};
 use crate::text::layout::{self, MemoryPath};
-use crate::text::transcript::Message;
+use crate::text::transcript::{self, Message};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngestRequest {
@@ -50,7 +50,7 @@ impl Memory {
         if session.is_empty() {
             return Err(MemoryError::InvalidInput("the session id is empty".into()));
         }
-        let (messages, problems) = crate::text::transcript::parse(&request.transcript);
+        let (messages, problems) = transcript::parse(&request.transcript);
         let mut report = IngestReport {
             messages_read: messages.len() as u32,
             problems,
@@ -74,78 +74,14 @@ impl Memory {
             return Ok(report);
         }
         let transcript = transcript_note(&request.context, session);
-        let mut entries = Vec::new();
-        let mut hashes = Vec::new();
-        let mut cleaned: Vec<(&Message, CleanMessage)> = messages
-            .iter()
-            .map(|m| (m, clean_message(m, request.context.sender_is_owner)))
-            .collect();
-        taint_turns(&mut cleaned, request.context.tainted());
-        // Memory's own output only taints; it is never stored, and a value
-        // the agent repeats from its own memory is not relayed from outside.
-        cleaned.retain(|(message, _)| !message.memory);
-        relay_external_values(&mut cleaned);
-        for (message, clean) in cleaned {
-            report.injected_blocks_stripped += clean.stripped;
-            report.secrets_redacted += clean.redacted;
-            if clean.text.is_empty() {
-                continue;
-            }
-            let legacy = legacy_ingest_hash(message, &clean.text);
-            let (text, cut) = crate::text::transcript::cut_message(clean.text, message.line);
-            report.problems.extend(cut);
-            let hash = ingest_hash(message, &text);
-            if self
-                .ledger
-                .is_ingested(session, &hash)
-                .map_err(storage_failure)?
-                || hashes.contains(&hash)
-            {
-                report.messages_already_ingested += 1;
-                continue;
-            }
-            if let Some(legacy) = legacy {
-                if self
-                    .ledger
-                    .is_ingested(session, &legacy)
-                    .map_err(storage_failure)?
-                {
-                    report.messages_already_ingested += 1;
-                    continue;
-                }
-            }
-            let who = match &message.sender {
-                Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
-                None => message.role.as_str().to_string(),
-            };
-            let line = format!(
-                "- {who}: {text}{}",
-                project_tag(&request.context).unwrap_or_default()
-            );
-            let target = layout::class_file(&transcript, clean.class);
-            entries.push((
-                target,
-                NewEntry {
-                    segment: Segment {
-                        id: 0,
-                        speaker: Some(Speaker {
-                            role: message.role.as_str().to_string(),
-                            sender: message.sender.as_deref().map(one_line),
-                            prefix: who,
-                        }),
-                        text_hash: entry_hash(&indexed_text(&line)),
-                        source_class: clean.class,
-                        session_kind: kind,
-                        session_id: Some(session.to_string()),
-                        observed_at: request.context.now_ms,
-                        supersedes_key: None,
-                        written_by: "ingest",
-                    },
-                    line,
-                },
-            ));
-            hashes.push(hash);
-        }
+        let (entries, hashes) = self.new_messages(
+            &messages,
+            session,
+            kind,
+            &transcript,
+            &request.context,
+            &mut report,
+        )?;
         // The cuts found while writing join the parser's problems in line
         // order (a problem without a line number stays last).
         report
@@ -157,22 +93,7 @@ impl Memory {
                 .get_or_insert_with(|| "no new messages".into());
             return Ok(report);
         }
-        // One append per file, each in message order; the quoted material's
-        // files first, so a trusted line repeating it comes after it in the
-        // ledger's write order (see `UntrustedText::copied_by`).
-        let mut files: Vec<(MemoryPath, Vec<NewEntry>)> = Vec::new();
-        for (target, entry) in entries {
-            match files.iter_mut().find(|(p, _)| *p == target) {
-                Some((_, list)) => list.push(entry),
-                None => files.push((target, vec![entry])),
-            }
-        }
-        files.sort_by_key(|(p, _)| *p == transcript);
-        for (path, list) in files {
-            let (lines, _) = self.append_entries(&path, list, request.context.now_ms)?;
-            report.messages_written += lines.len() as u32;
-            report.files.push(path.to_string());
-        }
+        self.append_by_file(entries, &transcript, request.context.now_ms, &mut report)?;
         self.ledger
             .mark_ingested(session, &hashes)
             .map_err(storage_failure)?;
@@ -183,6 +104,129 @@ impl Memory {
             .or(report.files.first())
             .cloned();
         Ok(report)
+    }
+
+    /// The transcript's messages not ingested before (by their hash, or by
+    /// the one an older build recorded), each as an entry for the file of
+    /// its class, with the hashes to record; counts what was stripped,
+    /// redacted and already ingested.
+    fn new_messages(
+        &self,
+        messages: &[Message],
+        session: &str,
+        kind: SessionKind,
+        transcript: &MemoryPath,
+        context: &TurnContext,
+        report: &mut IngestReport,
+    ) -> Result<(FileEntries, Vec<String>)> {
+        let mut entries = Vec::new();
+        let mut hashes = Vec::new();
+        let mut cleaned: Vec<(&Message, CleanMessage)> = messages
+            .iter()
+            .map(|m| (m, clean_message(m, context.sender_is_owner)))
+            .collect();
+        taint_turns(&mut cleaned, context.tainted());
+        // Memory's own output only taints; it is never stored, and a value
+        // the agent repeats from its own memory is not relayed from outside.
+        cleaned.retain(|(message, _)| !message.memory);
+        relay_external_values(&mut cleaned);
+        for (message, clean) in cleaned {
+            report.injected_blocks_stripped += clean.stripped;
+            report.secrets_redacted += clean.redacted;
+            if clean.text.is_empty() {
+                continue;
+            }
+            let legacy = legacy_ingest_hash(message, &clean.text);
+            let (text, cut) = transcript::cut_message(clean.text, message.line);
+            report.problems.extend(cut);
+            let hash = ingest_hash(message, &text);
+            let known = self
+                .ledger
+                .is_ingested(session, &hash)
+                .map_err(storage_failure)?
+                || hashes.contains(&hash)
+                || match &legacy {
+                    Some(legacy) => self
+                        .ledger
+                        .is_ingested(session, legacy)
+                        .map_err(storage_failure)?,
+                    None => false,
+                };
+            if known {
+                report.messages_already_ingested += 1;
+                continue;
+            }
+            let written_as = Written {
+                class: clean.class,
+                kind,
+                session,
+                context,
+            };
+            let target = layout::class_file(transcript, clean.class);
+            entries.push((target, message_entry(message, &text, &written_as)));
+            hashes.push(hash);
+        }
+        Ok((entries, hashes))
+    }
+
+    /// Appends the entries, one append per file, each in message order; the
+    /// quoted material's files first, so a trusted line repeating it comes
+    /// after it in the ledger's write order (see `UntrustedText::copied_by`).
+    fn append_by_file(
+        &mut self,
+        entries: FileEntries,
+        transcript: &MemoryPath,
+        now_ms: i64,
+        report: &mut IngestReport,
+    ) -> Result<()> {
+        let mut files: Vec<(MemoryPath, Vec<NewEntry>)> = Vec::new();
+        for (target, entry) in entries {
+            match files.iter_mut().find(|(p, _)| *p == target) {
+                Some((_, list)) => list.push(entry),
+                None => files.push((target, vec![entry])),
+            }
+        }
+        files.sort_by_key(|(p, _)| p == transcript);
+        for (path, list) in files {
+            let (lines, _) = self.append_entries(&path, list, now_ms)?;
+            report.messages_written += lines.len() as u32;
+            report.files.push(path.to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Entries to append, each with the file it goes to.
+type FileEntries = Vec<(MemoryPath, NewEntry)>;
+
+/// A message's line in the transcript note (`- role (sender): text`), with
+/// its ledger record: its speaker is recorded, never parsed from the text.
+fn message_entry(message: &Message, text: &str, written: &Written<'_>) -> NewEntry {
+    let who = match &message.sender {
+        Some(sender) => format!("{} ({})", message.role.as_str(), one_line(sender)),
+        None => message.role.as_str().to_string(),
+    };
+    let line = format!(
+        "- {who}: {text}{}",
+        project_tag(written.context).unwrap_or_default()
+    );
+    NewEntry {
+        segment: Segment {
+            id: 0,
+            speaker: Some(Speaker {
+                role: message.role.as_str().to_string(),
+                sender: message.sender.as_deref().map(one_line),
+                prefix: who,
+            }),
+            text_hash: entry_hash(&indexed_text(&line)),
+            source_class: written.class,
+            session_kind: written.kind,
+            session_id: Some(written.session.to_string()),
+            observed_at: written.context.now_ms,
+            supersedes_key: None,
+            written_by: "ingest",
+        },
+        line,
     }
 }
 
