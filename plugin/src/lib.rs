@@ -43,7 +43,7 @@ pub use ops::inject::escalate::{EscalateRequest, Escalation};
 pub use ops::inject::trigger::{ContextBlock, InjectRequest, InjectResult};
 pub use ops::intents::{CreateResult, IntentSpec, IntentView};
 pub use ops::report::{
-    DayCount, PromotedEntry, RecalledEntry, ReportRequest, StagedCandidate, SweepView,
+    DayCount, PromotedEntry, RecallDay, RecalledEntry, ReportRequest, StagedCandidate, SweepView,
     WorkspaceReport,
 };
 pub use ops::user::UserModel;

@@ -1,6 +1,7 @@
-//! Standing intents as operations: create (owner only; a wish that cannot be
-//! compiled into triggers or a due time stays in Markdown with a review date),
-//! list, cancel, what is due, and the intents a turn injects.
+//! The `intents` family, standing intents as operations: create (owner
+//! only; a wish that cannot be compiled into triggers or a due time stays
+//! in Markdown with a review date), list, cancel, what is due, and the
+//! intents a turn injects.
 
 use super::write::NewEntry;
 use super::Memory;

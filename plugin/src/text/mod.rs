@@ -1,7 +1,8 @@
 //! Pure text handling, no I/O and no decisions about memory: words and
 //! stems, Markdown entries and their annotations, session transcripts, the
-//! framing of what memory shows a model, what a line says, the workspace
-//! layout (memory paths, tiers, dates) and content hashes.
+//! framing of what memory shows a model, what a line says, the line a write
+//! appends, the workspace layout (memory paths, tiers, dates) and content
+//! hashes.
 
 pub mod annotations;
 pub mod entry;
