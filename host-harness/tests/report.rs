@@ -431,7 +431,7 @@ fn an_older_memory_is_refused_not_upgraded() {
     let ws = root.path().join("demo");
     run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
     // As a ledger of the previous version: no sweep log.
-    memory_core::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
+    memory_core::storage::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
         .unwrap()
         .execute_batch("DROP TABLE sweep_log;")
         .unwrap();
