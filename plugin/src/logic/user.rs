@@ -236,8 +236,7 @@ fn clock_of(text: &str) -> Option<&'static str> {
         if rest.ends_with("am") || rest.ends_with("pm") {
             return Some("12");
         }
-        let _ = hour;
-        if hour >= 13 && hour <= 23 {
+        if (13..=23).contains(&hour) {
             return Some("24");
         }
     }

@@ -130,7 +130,13 @@ mod tests {
             }
         };
         let budget = full.chars().count();
-        let (plan, deferred) = fitting(&full, &[newer.clone()], &retiring, budget, &hash);
+        let (plan, deferred) = fitting(
+            &full,
+            std::slice::from_ref(&newer),
+            &retiring,
+            budget,
+            &hash,
+        );
         assert!(deferred.is_empty());
         assert_eq!(plan.superseded.len(), 1);
         assert!(plan.text.contains(&newer.line()) && plan.text.chars().count() <= budget);

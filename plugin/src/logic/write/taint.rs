@@ -109,7 +109,7 @@ pub fn taint_turns(messages: &mut [(&Message, CleanMessage)], last_turn: Option<
             lowered.clear();
             taint = None;
         }
-        if last_owner.map_or(true, |at| i >= at) {
+        if last_owner.is_none_or(|at| i >= at) {
             if let Some(host) = last_turn {
                 hold(&mut taint, host);
             }

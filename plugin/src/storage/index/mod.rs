@@ -44,6 +44,9 @@ const RETIRED_TABLES: &[&str] = &["chunks_fts"];
 /// beyond this are removed when another is set aside.
 pub const KEPT_DAMAGED: usize = 3;
 
+/// An untrusted or system entry's text, write order and session id.
+pub type UntrustedEntry = (String, Option<i64>, Option<String>);
+
 /// Why the index could not be opened.
 #[derive(Debug)]
 pub enum OpenError {
@@ -1033,8 +1036,9 @@ impl Index {
     }
 
     /// The text of every untrusted and system entry, with its write order
-    /// when it was recorded (`None`: unknown, which counts as first of all).
-    pub fn untrusted_entries(&self) -> Result<Vec<(String, Option<i64>, Option<String>)>, DbError> {
+    /// when it was recorded (`None`: unknown, which counts as first of all)
+    /// and its session.
+    pub fn untrusted_entries(&self) -> Result<Vec<UntrustedEntry>, DbError> {
         self.conn.query(
             "SELECT c.text, CASE WHEN p.basis IN ('recorded', 'copied') THEN p.order_key END, p.session_id \
              FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
