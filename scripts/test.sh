@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds the component, then runs
+# The test command: installs what is missing, checks formatting and lints
+# (rustfmt, clippy with warnings as errors), builds the component, then runs
 # every test — the plugin's unit tests (native), the harness's unit tests, the
 # MiniLM check against pinned reference values, and the conformance suite
 # through the wasmtime sandbox; then the JavaScript host (hosts/openclaw):
@@ -7,6 +8,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
+# Style and lints first: they fail in seconds, before the long builds. The
+# component module (contract/component.rs) only compiles for wasm32, so
+# clippy also runs for that target.
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --release --all-targets -- -D warnings
+cargo clippy --locked -p memory-core --target wasm32-wasip2 --release -- -D warnings
 cargo build --locked -p memory-core --target wasm32-wasip2 --release
 cargo test --locked --workspace --release
 

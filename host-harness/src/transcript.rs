@@ -6,7 +6,7 @@
 //! line keeps its number) and reported by the host in the form of the
 //! component's own problems (`line N: not a transcript message (…)`).
 
-use memory_core::transcript::problem_line;
+use memory_core::text::transcript::problem_line;
 
 /// The transcript as the component should see it, and the lines the host
 /// could not decode, as problems.

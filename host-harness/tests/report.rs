@@ -430,10 +430,13 @@ fn an_older_memory_is_refused_not_upgraded() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("demo");
     run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
-    // As a ledger of the previous version: no sweep log.
-    memory_core::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
+    // As a ledger of the previous version (9): no sweep states.
+    memory_core::storage::sqlite::Connection::open(&ws.join(".memory/provenance.sqlite"))
         .unwrap()
-        .execute_batch("DROP TABLE sweep_log;")
+        .execute_batch(
+            "ALTER TABLE dream_sweeps DROP COLUMN state; \
+             ALTER TABLE dream_sweeps DROP COLUMN summary; PRAGMA user_version = 9;",
+        )
         .unwrap();
     let before = hashes(&ws);
     let page = root.path().join("page.html");
@@ -446,7 +449,7 @@ fn an_older_memory_is_refused_not_upgraded() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        stderr.contains("predates this version") && stderr.contains("sweep_log"),
+        stderr.contains("predates this version") && stderr.contains("sweep states"),
         "{stderr}"
     );
     assert_eq!(hashes(&ws), before, "the refusal changed the workspace");

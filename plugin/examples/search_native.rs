@@ -6,8 +6,8 @@
 //! With `owner`, the searches are the owner's in an interactive session, so
 //! they are recorded as recalls (as the agent's are).
 
-use memory_core::embedding::NoEmbedder;
-use memory_core::model::NoModel;
+use memory_core::host::embedding::NoEmbedder;
+use memory_core::host::model::NoModel;
 use memory_core::{Memory, SearchRequest, Settings, SyncRequest, TurnContext};
 use std::io::BufRead;
 use std::time::Instant;

@@ -2,9 +2,10 @@
 //! checks replay every saved regression input in the unit tests. Each
 //! function panics when a property fails.
 
-use crate::api::FtsTokenizer;
-use crate::dreaming::{candidates, consolidate, junk, signals};
-use crate::{annotations, index, markdown, text, transcript};
+use crate::contract::api::FtsTokenizer;
+use crate::logic::dream::{candidates, consolidate, junk, signals};
+use crate::storage::index;
+use crate::text::{annotations, markdown, transcript, words};
 
 /// Entries lie inside the file, in order; annotation splitting keeps a
 /// prefix of the line.
@@ -34,10 +35,10 @@ pub fn markdown(input: &str) {
 }
 
 thread_local! {
-    static FTS: Vec<(FtsTokenizer, crate::sqlite::Connection)> = [FtsTokenizer::Unicode61, FtsTokenizer::Trigram]
+    static FTS: Vec<(FtsTokenizer, crate::storage::sqlite::Connection)> = [FtsTokenizer::Unicode61, FtsTokenizer::Trigram]
         .into_iter()
         .map(|tokenizer| {
-            let conn = crate::sqlite::Connection::open_in_memory().expect("an in-memory database");
+            let conn = crate::storage::sqlite::Connection::open_in_memory().expect("an in-memory database");
             let spec = match tokenizer {
                 FtsTokenizer::Unicode61 => "porter unicode61 remove_diacritics 2",
                 FtsTokenizer::Trigram => "trigram",
@@ -53,13 +54,13 @@ thread_local! {
 
 /// Any query becomes FTS5 syntax SQLite accepts, and a stable query key.
 pub fn query(input: &str) {
-    let terms = text::query_terms(input, 64);
+    let terms = words::query_terms(input, 64);
     FTS.with(|tables| {
         for (tokenizer, conn) in tables {
             if let Some(q) = index::fts_query(&terms, *tokenizer) {
                 conn.query(
                     "SELECT count(*) FROM t WHERE t MATCH ?1",
-                    &[crate::sqlite::Value::Text(&q)],
+                    &[crate::storage::sqlite::Value::Text(&q)],
                     |r| Ok(r.get_i64(0)),
                 )
                 .unwrap_or_else(|e| panic!("{q:?} was refused: {e}"));
@@ -95,7 +96,7 @@ pub fn transcript(input: &str) {
     }
     let (stripped, _) = transcript::strip_injected(input);
     let lower = stripped.to_lowercase();
-    for tag in crate::framing::INJECTED_TAGS {
+    for tag in crate::text::framing::INJECTED_TAGS {
         assert!(
             !lower.contains(&format!("<{tag}")),
             "an injected <{tag}> block survived stripping"
@@ -119,7 +120,7 @@ pub fn rewrite(input: &str) {
         max_chars: 4_000,
         projects: vec![("memory/a.md#L1-L1", Vec::new())],
     };
-    if let Ok(text) = consolidate::validate_rewrite(input, &check, crate::memory::entry_hash) {
+    if let Ok(text) = consolidate::validate_rewrite(input, &check, crate::text::hash::entry_hash) {
         assert!(text.contains("Source: memory/a.md#L1-L1"));
         assert!(markdown::parse(&text).problems.is_empty());
         assert!(text.chars().count() <= 4_000);

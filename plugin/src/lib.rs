@@ -1,43 +1,55 @@
 //! memory-core: OpenClaw's agent memory over plain Markdown files, built as a
 //! WASI preview-2 component (see `wit/`) and natively for tests.
 //!
-//! The logic is plain Rust over the workspace files, a SQLite index and a small
-//! embedder trait; `component` (wasm only) is the one module that touches the
-//! generated bindings.
+//! The crate is laid out in layers; each may use the layers above it in this
+//! list and none below (`tests/layers.rs` checks it, and that no modules
+//! import each other in a cycle):
+//!
+//! - [`contract`]: the vocabulary of the WIT boundary — the shared records
+//!   and settings (`api`), the error, and (wasm only) `component`, the one
+//!   module that touches the generated bindings.
+//! - [`text`]: pure text handling — words, Markdown entries and their
+//!   annotations, transcripts, framing, statements, the workspace layout and
+//!   content hashes.
+//! - [`host`]: what the host lends, as small traits: the embedder and the
+//!   language model.
+//! - [`logic`]: pure decisions, one module per feature and named after its
+//!   operation (recall ranking, provenance, lane-1 triggers, escalation,
+//!   intents, the flush, bootstrap, the user model, dreaming).
+//! - [`storage`]: the SQLite index (a projection of the files), the
+//!   provenance ledger, the SQLite layer and the workspace's file I/O.
+//! - [`ops`]: [`Memory`], the operations behind the WIT exports, one module
+//!   per export family: they read and write through `storage` and decide
+//!   through `logic`.
+//!
+//! `component` sits on top of `ops`: it converts the WIT shapes to the
+//! crate's own types and back.
 
-pub mod annotations;
-pub mod api;
-pub mod bootstrap;
-pub mod config;
-pub mod dreaming;
-pub mod embedding;
-pub mod error;
-pub mod flush;
-pub mod framing;
+pub mod contract;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod index;
-pub mod intents;
-pub mod layout;
-pub mod ledger;
-pub mod markdown;
-pub mod memory;
-pub mod model;
-pub mod provenance;
-pub mod rank;
-pub mod recall_agent;
-pub mod recall_intent;
-pub mod sqlite;
-pub mod statement;
+pub mod host;
+pub mod logic;
+pub mod ops;
+pub mod storage;
 pub mod text;
-pub mod transcript;
-pub mod triggers;
-pub mod user_model;
-pub mod workspace;
 
-#[cfg(target_arch = "wasm32")]
-mod component;
-
-pub use api::*;
-pub use error::MemoryError;
-pub use memory::Memory;
+pub use contract::api::*;
+pub use contract::error::MemoryError;
+pub use logic::config;
+pub use logic::dream::sweep::{
+    CandidateView, Consolidation, DreamReport, DreamRequest, Phase, RollbackReport, Verdict,
+};
+pub use ops::inject::escalate::{EscalateRequest, Escalation};
+pub use ops::inject::trigger::{ContextBlock, InjectRequest, InjectResult};
+pub use ops::intents::{CreateResult, IntentSpec, IntentView};
+pub use ops::report::{
+    DayCount, PromotedEntry, RecallDay, RecalledEntry, ReportRequest, StagedCandidate, SweepView,
+    WorkspaceReport,
+};
+pub use ops::user::UserModel;
+pub use ops::write::{
+    FlushReport, FlushRequest, ForgetReport, ForgetRequest, IngestReport, IngestRequest,
+    NoteRequest, WriteReport,
+};
+pub use ops::Memory;

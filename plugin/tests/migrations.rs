@@ -4,10 +4,10 @@
 //! `tests/shipped/` holds each schema as it was released (from git history;
 //! the commit is in the file name).
 
-use memory_core::index::Index;
-use memory_core::ledger::{Ledger, SIGNALS_FILE_NAME};
-use memory_core::sqlite::migrate::recorded_version;
-use memory_core::sqlite::{Connection, Value};
+use memory_core::storage::index::Index;
+use memory_core::storage::ledger::{Ledger, SIGNALS_FILE_NAME};
+use memory_core::storage::sqlite::migrate::recorded_version;
+use memory_core::storage::sqlite::{Connection, Value};
 use memory_core::FtsTokenizer;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -248,7 +248,7 @@ fn every_shipped_index_is_rebuilt_keeping_its_embedding_cache() {
              INSERT INTO meta VALUES ('tokenizer', 'unicode61');
              {}
              INSERT INTO embedding_cache VALUES ('test', 'test', 'h1', 2, x'0000803f00000000');",
-            include_str!("../src/index/cache.sql")
+            include_str!("../src/storage/index/cache.sql")
         ))
         .unwrap();
         drop(conn);
@@ -264,7 +264,7 @@ fn every_shipped_index_is_rebuilt_keeping_its_embedding_cache() {
         drop(index);
         assert_eq!(
             version(&path),
-            memory_core::index::SCHEMA_VERSION,
+            memory_core::storage::index::SCHEMA_VERSION,
             "{commit}"
         );
         let (_, again) = Index::open(&path, FtsTokenizer::Unicode61).unwrap();
@@ -285,5 +285,5 @@ fn an_index_from_before_user_version_at_the_current_schema_is_kept() {
     let (index, rebuilt) = Index::open(&path, FtsTokenizer::Unicode61).unwrap();
     assert_eq!(rebuilt, None);
     drop(index);
-    assert_eq!(version(&path), memory_core::index::SCHEMA_VERSION);
+    assert_eq!(version(&path), memory_core::storage::index::SCHEMA_VERSION);
 }

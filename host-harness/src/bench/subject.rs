@@ -153,8 +153,8 @@ impl Native {
     pub fn open(workspace: &std::path::Path) -> anyhow::Result<Native> {
         let memory = memory_core::Memory::open(
             memory_core::Settings::reference(workspace),
-            Box::new(memory_core::embedding::NoEmbedder),
-            Box::new(memory_core::model::NoModel),
+            Box::new(memory_core::host::embedding::NoEmbedder),
+            Box::new(memory_core::host::model::NoModel),
         )
         .map_err(failed)?;
         Ok(Native(memory))
@@ -218,7 +218,7 @@ impl Subject for Native {
     }
 
     fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = memory_core::memory::IntentSpec {
+        let spec = memory_core::IntentSpec {
             text,
             triggers: vec![trigger],
             due_at_ms: None,
@@ -228,7 +228,7 @@ impl Subject for Native {
             fire_budget: None,
             cooldown_ms: None,
             semantic: false,
-            origin: memory_core::provenance::ContentOrigin::SenderMessage,
+            origin: memory_core::ContentOrigin::SenderMessage,
         };
         self.0
             .create_intent(&spec, &Self::context(Turn::Owner, now_ms))
@@ -237,20 +237,20 @@ impl Subject for Native {
     }
 
     fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize> {
-        let request = memory_core::memory::InjectRequest {
+        let request = memory_core::InjectRequest {
             message,
-            mode: memory_core::recall_intent::EscalationMode::Escalate,
+            mode: memory_core::logic::inject::recall_intent::EscalationMode::Escalate,
             context: Self::context(Turn::Owner, now_ms),
         };
         Ok(self.0.inject(&request).map_err(failed)?.blocks.len())
     }
 
     fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome> {
-        use memory_core::memory::Verdict;
-        let request = memory_core::memory::DreamRequest {
+        use memory_core::Verdict;
+        let request = memory_core::DreamRequest {
             phases: Vec::new(),
             dry_run,
-            gates: memory_core::dreaming::signals::Gates::reference(),
+            gates: memory_core::logic::dream::signals::Gates::reference(),
             context: Self::context(Turn::Owner, now_ms),
         };
         let report = self.0.dream(&request).map_err(failed)?;

@@ -33,7 +33,7 @@ pub fn wit_settings(s: &memory_core::Settings) -> wit_store::Settings {
 }
 
 /// `dream.run`'s gates.
-pub fn wit_dream_gates(g: &memory_core::dreaming::signals::Gates) -> wit_dream::DreamGates {
+pub fn wit_dream_gates(g: &memory_core::logic::dream::signals::Gates) -> wit_dream::DreamGates {
     wit_dream::DreamGates {
         min_score: g.min_score,
         min_recalls: g.min_recalls,

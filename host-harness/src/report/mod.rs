@@ -158,7 +158,7 @@ fn read_lossy(path: &Path) -> Option<String> {
 /// directives, so only the counts say what was cut.
 pub fn cut_tail(file: &str, injected: &str) -> Option<CutTail> {
     let head = injected
-        .rfind(memory_core::bootstrap::TRUNCATION_MARKER)
+        .rfind(memory_core::logic::bootstrap::TRUNCATION_MARKER)
         .map_or("", |at| &injected[..at]);
     let tail = file.strip_prefix(head)?;
     // A tail that starts at a line break begins on the next line.
@@ -244,14 +244,15 @@ mod tests {
         let file = "<!-- status: superseded -->\n- Never x.\n- Always y.\n";
         let injected = format!(
             "- Always y.{}3 of 40",
-            memory_core::bootstrap::TRUNCATION_MARKER
+            memory_core::logic::bootstrap::TRUNCATION_MARKER
         );
         assert_eq!(cut_tail(file, &injected), None);
     }
 
     #[test]
     fn the_marker_is_the_one_bootstrap_writes() {
-        use memory_core::bootstrap::{plan, Budgets, Found};
+        use memory_core::logic::bootstrap::{plan, Found};
+        use memory_core::Budgets;
         let budgets = Budgets {
             max_file_chars: 120,
             max_user_file_chars: 120,

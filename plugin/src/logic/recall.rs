@@ -1,0 +1,503 @@
+//! Ranking: from retrieval candidates to the ordered hits of `memory_search`.
+//! Pure functions; the index gathers the candidates, this module decides.
+//!
+//! final = relevance × recency × importance, where
+//! - relevance = w·vector + (1−w)·text with the vector leg, or text alone;
+//!   text = ½·(BM25 ÷ best BM25) + ½·(share of query words present), lifted by
+//!   the best-matching surrounding window of a daily note (neighbouring lines);
+//!   vector = cosine ÷ best cosine among the candidates, so both legs speak
+//!   the same 0..1 scale whatever the embedder's cosine range;
+//! - an entry next to a daily-note match gets at least `neighbour_weight` of
+//!   that match's relevance (a reply answers the line before it); one that
+//!   passes only that way is marked `by_context`;
+//! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
+//! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
+//! - project = 1.15 for entries tagged with an active project, 0.85 for
+//!   entries tagged only with other projects, 1 for untagged entries.
+//!
+//! The `min-score` gate applies to relevance, before recency: decay reorders
+//! results but never hides an old entry that clearly answers the query.
+//! MMR then demotes near-duplicates of what is already selected.
+
+use crate::contract::api::ScoreParts;
+use std::collections::HashSet;
+
+/// How much a matching surrounding window can lift an entry's text score.
+const WINDOW_CONTEXT_WEIGHT: f32 = 0.15;
+
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub id: i64,
+    /// BM25 of the entry itself (higher is better), when the lexical leg found it.
+    pub bm25: Option<f64>,
+    /// BM25 of the best window containing the entry, when one matched.
+    pub window_bm25: Option<f64>,
+    /// Cosine similarity to the query, when the vector leg ran.
+    pub vector: Option<f32>,
+    /// Share of the query's content words present in the entry, 0..=1.
+    pub coverage: f32,
+    /// Age in days of a dated daily note; `None` for evergreen files.
+    pub age_days: Option<f64>,
+    pub importance: Option<u8>,
+    /// The project multiplier (see `project_multiplier`); 1 when neutral.
+    pub project: f32,
+    /// Stemmed content words, for near-duplicate detection.
+    pub words: HashSet<String>,
+    /// Entries next to this one in its file that matched the query, with
+    /// their distance in entries: a reply answers the line before it, so an
+    /// entry is worth some of its neighbour's relevance (`neighbour_weight`).
+    pub neighbours: Vec<(i64, i32)>,
+}
+
+impl Default for Candidate {
+    /// A candidate found by no leg yet, with neutral multipliers.
+    fn default() -> Candidate {
+        Candidate {
+            id: 0,
+            bm25: None,
+            window_bm25: None,
+            vector: None,
+            coverage: 0.0,
+            age_days: None,
+            importance: None,
+            project: 1.0,
+            words: HashSet::new(),
+            neighbours: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RankSettings {
+    pub vector_weight: f32,
+    /// Whether the vector leg ran for this query.
+    pub hybrid: bool,
+    pub half_life_days: f32,
+    pub mmr_lambda: f32,
+    pub min_score: f32,
+    pub max_results: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub id: i64,
+    pub score: f32,
+    pub parts: ScoreParts,
+    /// The entry passed on its neighbour's relevance, not its own: shown
+    /// as context, never counted as recalled.
+    pub by_context: bool,
+    /// Its relevance before its neighbours lifted it (what a recall records).
+    pub own_relevance: f32,
+}
+
+pub fn importance_multiplier(importance: Option<u8>) -> f32 {
+    match importance {
+        Some(i @ 1..=10) => 0.80 + (i - 1) as f32 * 0.05,
+        _ => 1.0,
+    }
+}
+
+/// Boost for an entry of an active project; mild demotion for an entry of
+/// other projects only; untagged entries are neutral.
+pub const ACTIVE_PROJECT_BOOST: f32 = 1.15;
+pub const OTHER_PROJECT_DEMOTION: f32 = 0.85;
+
+pub fn project_multiplier(entry_projects: &[String], active: &[String]) -> f32 {
+    if entry_projects.is_empty() {
+        1.0
+    } else if entry_projects.iter().any(|k| active.contains(k)) {
+        ACTIVE_PROJECT_BOOST
+    } else {
+        OTHER_PROJECT_DEMOTION
+    }
+}
+
+/// The project multiplier of an entry whose annotations may or may not be
+/// honoured (`provenance::annotations_honoured`): an untrusted or system
+/// entry's project keys only narrow it, never rank it up.
+pub fn project_multiplier_for(entry_projects: &[String], active: &[String], honoured: bool) -> f32 {
+    let m = project_multiplier(entry_projects, active);
+    if honoured {
+        m
+    } else {
+        m.min(1.0)
+    }
+}
+
+pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
+    match age_days {
+        Some(age) if half_life_days > 0.0 && age > 0.0 => {
+            0.5f64.powf(age / half_life_days as f64) as f32
+        }
+        _ => 1.0,
+    }
+}
+
+/// Share of a neighbour's relevance an entry gets, by distance in entries.
+pub fn neighbour_weight(distance: i32) -> f32 {
+    match distance.unsigned_abs() {
+        1 => 0.7,
+        2 => 0.5,
+        _ => 0.0,
+    }
+}
+
+pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> {
+    let best_bm25 = max_of(candidates.iter().filter_map(|c| c.bm25));
+    let best_window = max_of(candidates.iter().filter_map(|c| c.window_bm25));
+    let best_vector = candidates
+        .iter()
+        .filter_map(|c| c.vector)
+        .fold(f32::MIN_POSITIVE, f32::max);
+    // Each candidate's own text score, vector score and relevance, before
+    // its neighbours are heard.
+    let own: std::collections::HashMap<i64, (f32, Option<f32>, f32)> = candidates
+        .iter()
+        .map(|c| {
+            let lexical = c.bm25.map_or(0.0, |b| (b / best_bm25) as f32);
+            let mut text = 0.5 * lexical + 0.5 * c.coverage.clamp(0.0, 1.0);
+            if let Some(w) = c.window_bm25 {
+                text += WINDOW_CONTEXT_WEIGHT * (w / best_window) as f32 * (1.0 - text);
+            }
+            let vector = c
+                .vector
+                .filter(|_| settings.hybrid)
+                .map(|v| (v / best_vector).clamp(0.0, 1.0));
+            let relevance = if settings.hybrid {
+                let w = settings.vector_weight.clamp(0.0, 1.0);
+                w * vector.unwrap_or(0.0) + (1.0 - w) * text
+            } else {
+                text
+            };
+            (c.id, (text, vector, relevance))
+        })
+        .collect();
+    let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let (text, vector, own_relevance) = own[&c.id];
+            let context = c
+                .neighbours
+                .iter()
+                .filter_map(|(id, d)| own.get(id).map(|o| o.2 * neighbour_weight(*d)))
+                .fold(0.0f32, f32::max);
+            let relevance = own_relevance.max(context);
+            // NaN relevance fails the gate too.
+            if relevance.is_nan() || relevance < settings.min_score || relevance <= 0.0 {
+                return None;
+            }
+            let recency = recency_multiplier(c.age_days, settings.half_life_days);
+            let importance = importance_multiplier(c.importance);
+            let project = c.project;
+            let parts = ScoreParts {
+                text,
+                vector,
+                relevance,
+                recency,
+                importance,
+                project,
+            };
+            let score = relevance * recency * importance * project;
+            Some((
+                Ranked {
+                    id: c.id,
+                    score,
+                    parts,
+                    by_context: own_relevance < settings.min_score || own_relevance <= 0.0,
+                    own_relevance,
+                },
+                &c.words,
+            ))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
+    mmr(scored, settings.mmr_lambda, settings.max_results)
+}
+
+fn max_of(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(f64::MIN_POSITIVE, f64::max)
+}
+
+/// Maximal marginal relevance over word sets: each pick maximises
+/// λ·score − (1−λ)·(similarity to the closest already picked), with scores
+/// normalised to the best one. λ ≥ 1 keeps the score order.
+fn mmr(mut pool: Vec<(Ranked, &HashSet<String>)>, lambda: f32, limit: usize) -> Vec<Ranked> {
+    if lambda >= 1.0 || pool.len() <= 1 {
+        return pool.into_iter().take(limit).map(|(r, _)| r).collect();
+    }
+    pool.truncate(limit.saturating_mul(4).max(limit));
+    let top = pool
+        .first()
+        .map_or(1.0, |(r, _)| r.score)
+        .max(f32::MIN_POSITIVE);
+    // Closest similarity of each pool member to anything picked so far,
+    // updated with each new pick only.
+    let mut redundancy = vec![0.0f32; pool.len()];
+    let mut picked: Vec<(Ranked, &HashSet<String>)> = Vec::new();
+    while picked.len() < limit && !pool.is_empty() {
+        let mut best = 0;
+        let mut best_value = f32::NEG_INFINITY;
+        for (i, (candidate, _)) in pool.iter().enumerate() {
+            let value = lambda * candidate.score / top - (1.0 - lambda) * redundancy[i];
+            if value > best_value {
+                best_value = value;
+                best = i;
+            }
+        }
+        let chosen = pool.remove(best);
+        redundancy.remove(best);
+        for (i, (_, words)) in pool.iter().enumerate() {
+            redundancy[i] = redundancy[i].max(jaccard(words, chosen.1));
+        }
+        picked.push(chosen);
+    }
+    picked.into_iter().map(|(r, _)| r).collect()
+}
+
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let shared = a.intersection(b).count();
+    shared as f32 / (a.len() + b.len() - shared) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> RankSettings {
+        RankSettings {
+            vector_weight: 0.7,
+            hybrid: false,
+            half_life_days: 30.0,
+            mmr_lambda: 1.0,
+            min_score: 0.35,
+            max_results: 6,
+        }
+    }
+
+    fn words(s: &str) -> HashSet<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn lexical(id: i64, bm25: f64, coverage: f32) -> Candidate {
+        Candidate {
+            id,
+            bm25: Some(bm25),
+            coverage,
+            words: words(&format!("w{id}")),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_neighbour_of_a_match_gets_part_of_its_relevance_and_is_context() {
+        let matched = lexical(1, 8.0, 1.0);
+        let reply = Candidate {
+            id: 2,
+            words: words("w2"),
+            neighbours: vec![(1, -1)],
+            ..Default::default()
+        };
+        let far = Candidate {
+            id: 3,
+            words: words("w3"),
+            neighbours: vec![(1, -3)],
+            ..Default::default()
+        };
+        let ranked = rank(vec![far, reply, matched], &settings());
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec![1, 2], "three entries away is too far");
+        assert!((ranked[1].parts.relevance - 0.7).abs() < 1e-6);
+        assert!(!ranked[0].by_context);
+        assert!(ranked[1].by_context);
+        assert_eq!(ranked[1].own_relevance, 0.0);
+    }
+
+    #[test]
+    fn an_entry_with_a_match_of_its_own_is_not_context() {
+        let matched = lexical(1, 8.0, 1.0);
+        let mut second = lexical(2, 6.0, 1.0);
+        second.neighbours = vec![(1, 1)];
+        let ranked = rank(vec![matched, second], &settings());
+        assert!(ranked.iter().all(|r| !r.by_context));
+    }
+
+    #[test]
+    fn cosines_are_scaled_to_the_best_candidate() {
+        let hybrid = RankSettings {
+            hybrid: true,
+            vector_weight: 0.5,
+            min_score: 0.0,
+            ..settings()
+        };
+        let a = Candidate {
+            id: 1,
+            vector: Some(0.6),
+            words: words("a"),
+            ..Default::default()
+        };
+        let b = Candidate {
+            id: 2,
+            vector: Some(0.3),
+            words: words("b"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![a, b], &hybrid);
+        assert_eq!(ranked[0].parts.vector, Some(1.0));
+        assert_eq!(ranked[1].parts.vector, Some(0.5));
+        assert!((ranked[0].parts.relevance - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn importance_spans_the_reference_range() {
+        assert_eq!(importance_multiplier(None), 1.0);
+        assert!((importance_multiplier(Some(1)) - 0.80).abs() < 1e-6);
+        assert!((importance_multiplier(Some(5)) - 1.00).abs() < 1e-6);
+        assert!((importance_multiplier(Some(10)) - 1.25).abs() < 1e-6);
+        assert_eq!(importance_multiplier(Some(11)), 1.0);
+    }
+
+    #[test]
+    fn recency_halves_every_half_life_and_spares_evergreen() {
+        assert_eq!(recency_multiplier(None, 30.0), 1.0);
+        assert!((recency_multiplier(Some(30.0), 30.0) - 0.5).abs() < 1e-6);
+        assert!((recency_multiplier(Some(60.0), 30.0) - 0.25).abs() < 1e-6);
+        assert_eq!(recency_multiplier(Some(-3.0), 30.0), 1.0);
+        assert_eq!(recency_multiplier(Some(300.0), 0.0), 1.0);
+    }
+
+    #[test]
+    fn min_score_gates_relevance_not_recency() {
+        let mut old = lexical(1, 10.0, 1.0);
+        old.age_days = Some(365.0);
+        let weak = lexical(2, 1.0, 0.2);
+        let ranked = rank(vec![old, weak], &settings());
+        assert_eq!(
+            ranked.len(),
+            1,
+            "the weak match is gated out, the old strong one stays"
+        );
+        assert_eq!(ranked[0].id, 1);
+        assert!(ranked[0].score < 0.01);
+    }
+
+    #[test]
+    fn decay_orders_equal_relevance_by_age() {
+        let mut older = lexical(1, 5.0, 1.0);
+        older.age_days = Some(40.0);
+        let mut newer = lexical(2, 5.0, 1.0);
+        newer.age_days = Some(1.0);
+        let ids: Vec<i64> = rank(vec![older, newer], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn outside_content_is_never_ranked_up_by_a_project_key() {
+        let active = vec!["github.com/a/api".to_string()];
+        let ours = vec!["github.com/a/api".to_string()];
+        let theirs = vec!["github.com/b/web".to_string()];
+        assert_eq!(
+            project_multiplier_for(&ours, &active, true),
+            ACTIVE_PROJECT_BOOST
+        );
+        assert_eq!(project_multiplier_for(&ours, &active, false), 1.0);
+        assert_eq!(
+            project_multiplier_for(&theirs, &active, false),
+            OTHER_PROJECT_DEMOTION
+        );
+    }
+
+    #[test]
+    fn projects_boost_demote_or_stay_neutral() {
+        let active = vec!["github.com/a/api".to_string()];
+        assert_eq!(project_multiplier(&[], &active), 1.0);
+        assert_eq!(
+            project_multiplier(&["github.com/a/api".into()], &active),
+            ACTIVE_PROJECT_BOOST
+        );
+        assert_eq!(
+            project_multiplier(&["github.com/b/web".into()], &active),
+            OTHER_PROJECT_DEMOTION
+        );
+        assert_eq!(
+            project_multiplier(&["github.com/b/web".into()], &[]),
+            OTHER_PROJECT_DEMOTION
+        );
+        let mut ours = lexical(1, 5.0, 1.0);
+        ours.project = ACTIVE_PROJECT_BOOST;
+        let mut theirs = lexical(2, 5.0, 1.0);
+        theirs.project = OTHER_PROJECT_DEMOTION;
+        let ids: Vec<i64> = rank(vec![theirs, ours], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [1, 2]);
+    }
+
+    #[test]
+    fn importance_breaks_ties() {
+        let mut low = lexical(1, 5.0, 1.0);
+        low.importance = Some(2);
+        let mut high = lexical(2, 5.0, 1.0);
+        high.importance = Some(9);
+        let ids: Vec<i64> = rank(vec![low, high], &settings())
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [2, 1]);
+    }
+
+    #[test]
+    fn hybrid_mixes_vector_and_text() {
+        let mut s = settings();
+        s.hybrid = true;
+        let semantic = Candidate {
+            id: 1,
+            vector: Some(0.9),
+            words: words("a"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![semantic], &s);
+        assert_eq!(ranked.len(), 1);
+        // The best cosine scales to 1: 0.7 of it, no text.
+        assert!((ranked[0].parts.relevance - 0.7).abs() < 1e-5);
+    }
+
+    #[test]
+    fn window_context_lifts_but_never_exceeds_one() {
+        let mut with_context = lexical(1, 5.0, 0.5);
+        with_context.window_bm25 = Some(8.0);
+        let without = lexical(2, 5.0, 0.5);
+        let ranked = rank(vec![with_context, without], &settings());
+        assert_eq!(ranked[0].id, 1);
+        assert!(ranked[0].parts.text <= 1.0 && ranked[0].parts.text > ranked[1].parts.text);
+    }
+
+    #[test]
+    fn mmr_demotes_near_duplicates() {
+        let mut s = settings();
+        s.mmr_lambda = 0.7;
+        let mut a = lexical(1, 10.0, 1.0);
+        a.words = words("gateway loopback port");
+        let mut b = lexical(2, 9.9, 1.0);
+        b.words = words("gateway loopback port");
+        let mut c = lexical(3, 9.0, 1.0);
+        c.words = words("admin ui password");
+        let ids: Vec<i64> = rank(vec![a, b, c], &s).iter().map(|r| r.id).collect();
+        assert_eq!(ids, [1, 3, 2]);
+    }
+
+    #[test]
+    fn result_limit_and_deterministic_ties() {
+        let candidates: Vec<Candidate> = (0..10).map(|i| lexical(10 - i, 5.0, 1.0)).collect();
+        let mut s = settings();
+        s.max_results = 3;
+        let ids: Vec<i64> = rank(candidates, &s).iter().map(|r| r.id).collect();
+        assert_eq!(ids, [1, 2, 3]);
+    }
+}
