@@ -168,6 +168,37 @@ fn every_shipped_ledger_is_migrated_with_its_rows() {
 }
 
 #[test]
+fn a_first_ledger_opened_by_later_builds_is_migrated() {
+    // A ledger created by be67ac8 and opened by every later build before
+    // versions were recorded: those builds added every later table and
+    // column, but never `files.prior_lost` (added without a migration).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("provenance.sqlite");
+    let (_, latest_shipped) = SHIPPED_LEDGERS.last().unwrap();
+    shipped_ledger(&path, latest_shipped);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("ALTER TABLE files DROP COLUMN prior_lost;")
+        .unwrap();
+    let err = Ledger::open_read_only(&path, Some("shipped-ledger"))
+        .err()
+        .expect("older");
+    assert!(err.contains("it lacks files.prior_lost)"), "{err}");
+    let ledger = Ledger::open(&path, Some("shipped-ledger"), 0).unwrap();
+    assert!(
+        !ledger
+            .file("memory/2026-11-30.md")
+            .unwrap()
+            .unwrap()
+            .prior_lost
+    );
+    assert_eq!(ledger.intents().unwrap().len(), 1);
+    drop(ledger);
+    assert_eq!(version(&path), LEDGER_LATEST);
+    assert!(fresh_ledger_shape().is_subset(&shape(&path)));
+}
+
+#[test]
 fn every_shipped_recall_store_is_migrated_with_its_rows() {
     for (commit, schema) in SHIPPED_RECALL_STORES {
         let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,8 @@
 // The component's framing of a hidden context block, for the one block this
 // host writes itself: a due intent delivered from the pending queue
 // (`intents.due` returns intents, not blocks). A port of
-// plugin/src/framing.rs (`escape`, `context_block`) and
-// plugin/src/memory/standing.rs (`intent_block`); test/plugin.test.mjs checks
+// plugin/src/text/framing.rs (`escape`, `context_block`) and
+// plugin/src/ops/intents.rs (`intent_block`); test/plugin.test.mjs checks
 // that it gives the component's own block for the same intent.
 
 /** Look-alike brackets and invisible characters (framing.rs `is_confusable`). */

@@ -11,6 +11,12 @@ import { PendingIntents } from "./pending.js";
 import { resolveTimeZone } from "./time.js";
 
 /**
+ * The host's cap on any model call never goes below a minute (a host
+ * setting); the component still gives each call its own, shorter deadline.
+ */
+const MODEL_CAP_FLOOR_MS = 60000;
+
+/**
  * The plugin's settings (`plugins.entries.memory-wasm.config`): the
  * component's (`search`, `bootstrap`, `dreaming`'s gates, `flush`), passed
  * on as they are for the component to resolve (`config.resolve`: its
@@ -121,8 +127,9 @@ export class Memories {
       embedder,
       model: this.settings.useModel ? openclawModel(this.#api) : null,
       embedTimeoutMs: this.settings.embedTimeoutMs,
-      // The longest model turn the settings ask for (a dreaming rewrite may take longer than a flush).
-      modelTimeoutMs: Math.max(dreamGates.modelTimeoutMs, flush.timeoutMs, this.settings.escalation.timeoutMs),
+      // The longest model turn the settings ask for (a dreaming rewrite may
+      // take longer than a flush), and never below this host's floor.
+      modelTimeoutMs: Math.max(MODEL_CAP_FLOOR_MS, dreamGates.modelTimeoutMs, flush.timeoutMs, this.settings.escalation.timeoutMs),
     });
     try {
       await memory.open();

@@ -22,7 +22,7 @@ import { writeDurably } from "./durable.js";
 import { intentBlock } from "./framing.js";
 
 export const PENDING_FILE = ".memory/pending-intents.jsonl";
-/** A turn's share of intents (plugin/src/intents.rs MAX_INTENTS_PER_TURN, INTENT_BUDGET_CHARS). */
+/** A turn's share of intents (plugin/src/logic/intents.rs MAX_INTENTS_PER_TURN, INTENT_BUDGET_CHARS). */
 export const MAX_INTENTS_PER_TURN = 3;
 export const INTENT_BUDGET_CHARS = 1200;
 

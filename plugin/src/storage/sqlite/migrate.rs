@@ -5,10 +5,13 @@
 //! the version it reaches in one transaction (all of a step or none). A file
 //! whose version is newer than the last step is refused, never downgraded.
 //!
-//! Files written before versions were recorded (`user_version` 0 with
-//! tables in them) are placed once by what they hold: each step lists what
-//! it adds, and such a file stands at the last step whose additions, and
-//! those of every step before it, are all there.
+//! Files written before versions were recorded (`user_version` 0) are
+//! judged step by step by what they hold: each step lists what it adds; a
+//! step whose additions are all there is skipped, one with none of them is
+//! applied, and one half there is refused (no step can be re-run over it).
+//! Builds before versions were recorded added what they lacked at every
+//! open, but not always in step order (a column added without its own
+//! migration), so such a file may hold a later step and lack an earlier one.
 
 use super::{Connection, DbError, Value};
 
@@ -37,26 +40,53 @@ pub fn recorded_version(conn: &Connection) -> Result<u32, DbError> {
 }
 
 /// The version a database stands at: the recorded one, or for a file from
-/// before versions were recorded, the one its tables and columns place it at
-/// (0 for an empty file).
+/// before versions were recorded, the step before the first it lacks (0 for
+/// an empty file; the last step when it lacks none).
 pub fn version_of(conn: &Connection, steps: &[Migration]) -> Result<u32, DbError> {
     match recorded_version(conn)? {
-        0 => placed_version(conn, steps),
+        0 => Ok(match lacking(conn, steps)?.first() {
+            Some((step, _)) => step.version - 1,
+            None => latest(steps),
+        }),
         recorded => Ok(recorded),
     }
 }
 
-fn placed_version(conn: &Connection, steps: &[Migration]) -> Result<u32, DbError> {
-    let mut version = 0;
-    for step in steps {
-        for addition in step.adds {
-            if !holds(conn, addition)? {
-                return Ok(version);
-            }
-        }
-        version = step.version;
+/// Whether a file from before versions were recorded holds all, none or
+/// part of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    All,
+    None,
+    Part,
+}
+
+fn held(conn: &Connection, step: &Migration) -> Result<Held, DbError> {
+    let mut there = 0;
+    for addition in step.adds {
+        there += usize::from(holds(conn, addition)?);
     }
-    Ok(version)
+    Ok(match there {
+        0 => Held::None,
+        n if n == step.adds.len() => Held::All,
+        _ => Held::Part,
+    })
+}
+
+/// The steps a file from before versions were recorded lacks, in order,
+/// with how much of each it holds.
+fn lacking<'s>(
+    conn: &Connection,
+    steps: &'s [Migration],
+) -> Result<Vec<(&'s Migration, Held)>, DbError> {
+    let mut out = Vec::new();
+    for step in steps {
+        match held(conn, step)? {
+            Held::All => {}
+            other => out.push((step, other)),
+        }
+    }
+    Ok(out)
 }
 
 /// Whether the database holds `addition` (`table`, `table.column`, `index:name`).
@@ -109,9 +139,27 @@ pub fn migrate(conn: &Connection, what: &str, steps: &[Migration]) -> Result<u32
             message: newer_message(what, found, steps),
         });
     }
+    let unrecorded = recorded_version(conn)? == 0;
     for step in steps.iter().filter(|s| s.version > found) {
+        // A file from before versions were recorded may already hold a
+        // later step: it is skipped, not run again.
+        let apply = match unrecorded {
+            false => true,
+            true => match held(conn, step)? {
+                Held::All => false,
+                Held::None => true,
+                Held::Part => {
+                    return Err(DbError {
+                        code: super::ffi::SQLITE_ERROR,
+                        message: half_there_message(what, conn, step)?,
+                    })
+                }
+            },
+        };
         conn.transaction(|| {
-            conn.execute_batch(step.sql)?;
+            if apply {
+                conn.execute_batch(step.sql)?;
+            }
             conn.execute_batch(&format!("PRAGMA user_version = {};", step.version))
         })?;
     }
@@ -120,6 +168,28 @@ pub fn migrate(conn: &Connection, what: &str, steps: &[Migration]) -> Result<u32
         conn.execute_batch(&format!("PRAGMA user_version = {found};"))?;
     }
     Ok(found)
+}
+
+/// The refusal of a file that holds part of a step (changed by hand, or by
+/// no build of this project).
+fn half_there_message(what: &str, conn: &Connection, step: &Migration) -> Result<String, DbError> {
+    let mut missing = Vec::new();
+    for addition in step.adds {
+        if !holds(conn, addition)? {
+            missing.push(*addition);
+        }
+    }
+    Ok(format!(
+        "{what} holds part of schema step {} ({}) but lacks {}: it was not written by a build \
+         of this project and is left as it is",
+        step.version,
+        step.name,
+        missing.join(", ")
+    ))
+}
+
+fn versions_recorded(conn: &Connection) -> Result<bool, DbError> {
+    Ok(recorded_version(conn)? != 0)
 }
 
 /// For a database opened read-only: `Err` says why it cannot be read as it
@@ -132,11 +202,18 @@ pub fn check_current(conn: &Connection, what: &str, steps: &[Migration]) -> Resu
         return Err(newer_message(what, found, steps));
     }
     if found < latest {
-        let lacking: Vec<&str> = steps
-            .iter()
-            .filter(|s| s.version > found)
-            .map(|s| s.name)
-            .collect();
+        let lacking: Vec<&str> = match versions_recorded(conn).map_err(|e| e.to_string())? {
+            true => steps
+                .iter()
+                .filter(|s| s.version > found)
+                .map(|s| s.name)
+                .collect(),
+            false => lacking(conn, steps)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|(s, _)| s.name)
+                .collect(),
+        };
         return Err(format!(
             "{what} predates this version (schema {found} of {latest}; it lacks {}); \
              any command that writes (`index`) upgrades it",
@@ -224,6 +301,44 @@ mod tests {
         .unwrap();
         assert_eq!(migrate(&conn, "the store", STEPS).unwrap(), 3);
         assert_eq!(recorded_version(&conn).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_file_from_before_versions_holding_a_later_step_but_not_an_earlier_one() {
+        // Step 3's index and step 1's table, but not step 2's column: what a
+        // build that added a column without a migration could leave.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);
+             CREATE INDEX notes_by_author ON notes (text);
+             INSERT INTO notes (text) VALUES ('kept');",
+        )
+        .unwrap();
+        assert_eq!(version_of(&conn, STEPS).unwrap(), 1);
+        let err = check_current(&conn, "the store", STEPS).unwrap_err();
+        assert!(err.contains("it lacks note authors)"), "{err}");
+        assert_eq!(migrate(&conn, "the store", STEPS).unwrap(), 1);
+        assert_eq!(recorded_version(&conn).unwrap(), 3);
+        assert_eq!(columns(&conn), ["id", "text", "author"]);
+    }
+
+    #[test]
+    fn a_file_from_before_versions_holding_half_a_step_is_refused() {
+        const TWO_COLUMNS: &[Migration] = &[
+            STEPS[0],
+            Migration {
+                version: 2,
+                name: "authors and dates",
+                sql: "ALTER TABLE notes ADD COLUMN author TEXT; ALTER TABLE notes ADD COLUMN at INTEGER;",
+                adds: &["notes.author", "notes.at"],
+            },
+        ];
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT, author TEXT);")
+            .unwrap();
+        let err = migrate(&conn, "the store", TWO_COLUMNS).unwrap_err();
+        assert!(err.message.contains("lacks notes.at"), "{err}");
+        assert_eq!(recorded_version(&conn).unwrap(), 0);
     }
 
     #[test]
