@@ -8,7 +8,8 @@
 //! Files written before versions were recorded (`user_version` 0) are
 //! judged step by step by what they hold: each step lists what it adds; a
 //! step whose additions are all there is skipped, one with none of them is
-//! applied, and one half there is refused (no step can be re-run over it).
+//! applied, and one half there is applied when its SQL allows it (a table
+//! created if missing) and refused when not (a column cannot be added twice).
 //! Builds before versions were recorded added what they lacked at every
 //! open, but not always in step order (a column added without its own
 //! migration), so such a file may hold a later step and lack an earlier one.
@@ -143,25 +144,27 @@ pub fn migrate(conn: &Connection, what: &str, steps: &[Migration]) -> Result<u32
     for step in steps.iter().filter(|s| s.version > found) {
         // A file from before versions were recorded may already hold a
         // later step: it is skipped, not run again.
-        let apply = match unrecorded {
-            false => true,
-            true => match held(conn, step)? {
-                Held::All => false,
-                Held::None => true,
-                Held::Part => {
-                    return Err(DbError {
-                        code: super::ffi::SQLITE_ERROR,
-                        message: half_there_message(what, conn, step)?,
-                    })
-                }
-            },
+        let held = match unrecorded {
+            false => Held::None,
+            true => held(conn, step)?,
         };
-        conn.transaction(|| {
-            if apply {
+        let applied = conn.transaction(|| {
+            if held != Held::All {
                 conn.execute_batch(step.sql)?;
             }
             conn.execute_batch(&format!("PRAGMA user_version = {};", step.version))
-        })?;
+        });
+        match applied {
+            // Part of a step there: its tables are created if missing, but a
+            // column cannot be added twice; then the file is refused.
+            Err(_) if held == Held::Part => {
+                return Err(DbError {
+                    code: super::ffi::SQLITE_ERROR,
+                    message: half_there_message(what, conn, step)?,
+                })
+            }
+            other => other?,
+        }
     }
     // A file from before versions were recorded that holds every step.
     if found == latest(steps) && recorded_version(conn)? != found {
