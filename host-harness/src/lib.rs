@@ -11,6 +11,7 @@ pub mod embed;
 pub mod health;
 pub mod host;
 pub mod json;
+pub mod names;
 pub mod model;
 pub mod poisoning;
 pub mod project;

@@ -3,7 +3,7 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use memory_harness::conformance::{discover, run_scenario};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let args = Arguments::from_args();
@@ -11,6 +11,12 @@ fn main() {
     let component = std::env::var_os("MEMORY_CORE_COMPONENT")
         .map(PathBuf::from)
         .unwrap_or_else(memory_harness::config::default_component_path);
+    let calls = {
+        let (root, component) = (root.clone(), component.clone());
+        Trial::test("calls.json is the component's", move || {
+            calls_json_is_current(&root, &component).map_err(|e| Failed::from(format!("{e:#}")))
+        })
+    };
     let trials = discover(&root)
         .expect("the conformance folder can be listed")
         .into_iter()
@@ -27,6 +33,22 @@ fn main() {
                 run_scenario(&dir, &component).map_err(|e| Failed::from(format!("{e:#}")))
             })
         })
+        .chain(std::iter::once(calls))
         .collect();
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// `tests/conformance/calls.json` (the calls and their WIT types, for runners
+/// without type information of their own) is what this component exports.
+fn calls_json_is_current(root: &Path, component: &Path) -> anyhow::Result<()> {
+    let exports = memory_harness::host::component_exports(component)?;
+    let current = memory_harness::conformance::describe_calls(&exports);
+    let file = root.join("calls.json");
+    let kept: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    anyhow::ensure!(
+        kept == current,
+        "{} is out of date: run `target/release/memory-harness conformance --describe-calls > tests/conformance/calls.json`",
+        file.display()
+    );
+    Ok(())
 }

@@ -9,7 +9,13 @@ use std::path::PathBuf;
 /// `conformance`'s flags.
 #[derive(Args)]
 pub struct ConformanceArgs {
-    dir: PathBuf,
+    /// The scenarios' folder (e.g. tests/conformance).
+    #[arg(required_unless_present = "describe_calls")]
+    dir: Option<PathBuf>,
+    /// Print the component's calls and their WIT types as JSON (what
+    /// tests/conformance/calls.json holds) instead of running anything.
+    #[arg(long)]
+    describe_calls: bool,
     /// Only scenarios whose path contains this.
     #[arg(long)]
     filter: Option<String>,
@@ -26,9 +32,20 @@ pub struct PoisoningArgs {
 
 pub fn conformance(
     g: &Global,
-    ConformanceArgs { dir, filter }: ConformanceArgs,
+    ConformanceArgs {
+        dir,
+        describe_calls,
+        filter,
+    }: ConformanceArgs,
 ) -> anyhow::Result<i32> {
     let resolved = g.resolved(Some(PathBuf::from(".")))?;
+    if describe_calls {
+        let exports = memory_harness::host::component_exports(&resolved.component)?;
+        let calls = memory_harness::conformance::describe_calls(&exports);
+        println!("{}", serde_json::to_string_pretty(&calls)?);
+        return Ok(0);
+    }
+    let dir = dir.expect("clap requires it without --describe-calls");
     let (passed, failed) =
         memory_harness::conformance::run_all(&dir, &resolved.component, filter.as_deref())?;
     println!("{passed} passed, {failed} failed");

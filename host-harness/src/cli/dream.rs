@@ -5,7 +5,7 @@ use super::global::Global;
 use super::print;
 use super::workspace::open;
 use clap::Args;
-use memory_harness::conformance::parse_phase;
+use memory_harness::names::parse_phase;
 use memory_harness::json;
 
 /// `dream`'s flags.

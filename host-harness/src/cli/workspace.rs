@@ -28,7 +28,7 @@ pub fn open_as(g: &Global, purpose: Purpose) -> anyhow::Result<Session> {
     session.taint = g
         .taint
         .as_deref()
-        .map(memory_harness::conformance::parse_source_class)
+        .map(memory_harness::names::parse_source_class)
         .transpose()
         .context("--taint")?;
     if let Some(repo) = &g.repo {

@@ -8,7 +8,7 @@ use super::spool::open_or_spool;
 use super::workspace::open;
 use anyhow::{bail, Context};
 use clap::Args;
-use memory_harness::conformance::{parse_origin, parse_session_kind};
+use memory_harness::names::{parse_origin, parse_session_kind};
 use memory_harness::json;
 use memory_harness::session::Note;
 use memory_harness::settings::flag_help;

@@ -9,6 +9,7 @@
 //! re-exported here. The workspace lock is in `workspace_lock`.
 
 mod bindings;
+mod exports;
 mod settings;
 mod workspace_lock;
 
@@ -17,6 +18,7 @@ pub use self::bindings::{
     error_kind, error_message, wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall,
     wit_report, wit_store, wit_user, wit_write,
 };
+pub use self::exports::Export;
 pub use self::settings::{wit_dream_gates, wit_settings};
 pub use self::workspace_lock::{
     io_cause, read_only_cause, WorkspaceAccess, WorkspaceBusy, WorkspaceLock, WorkspaceReadOnly,
@@ -29,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Instance, Linker, ResourceAny, ResourceTable, Val};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
@@ -124,6 +126,7 @@ impl std::error::Error for CallError {}
 
 struct Live {
     store: Store<HostState>,
+    instance: Instance,
     bindings: MemoryCore,
     memory: ResourceAny,
 }
@@ -282,8 +285,12 @@ impl MemoryHost {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(self.deadline_ticks(Duration::ZERO));
-        let bindings = match MemoryCore::instantiate(&mut store, &self.component, &self.linker) {
-            Ok(bindings) => bindings,
+        let instantiated = self
+            .linker
+            .instantiate(&mut store, &self.component)
+            .and_then(|instance| Ok((instance, MemoryCore::new(&mut store, &instance)?)));
+        let (instance, bindings) = match instantiated {
+            Ok(both) => both,
             Err(error) => {
                 return Err(explain_trap(
                     error,
@@ -311,6 +318,7 @@ impl MemoryHost {
         let memory = opened.map_err(CallError::Memory)?;
         Ok(Live {
             store,
+            instance,
             bindings,
             memory,
         })
@@ -346,6 +354,16 @@ impl MemoryHost {
             ResourceAny,
         ) -> wasmtime::Result<Result<T, wit::Error>>,
     ) -> Result<T, CallError> {
+        self.run_on_live(extra, |live| f(&mut live.store, &live.bindings, live.memory))
+    }
+
+    /// Runs `f` on a live instance (instantiating one if needed) under the
+    /// call's deadline; a trap discards the instance.
+    fn run_on_live<T>(
+        &mut self,
+        extra: Duration,
+        f: impl FnOnce(&mut Live) -> wasmtime::Result<Result<T, wit::Error>>,
+    ) -> Result<T, CallError> {
         let this = &mut *self;
         let attempt = move || -> Result<T, CallError> {
             if this.live.is_none() {
@@ -354,7 +372,7 @@ impl MemoryHost {
             let ticks = this.deadline_ticks(extra);
             let live = this.live.as_mut().expect("instantiated above");
             live.store.set_epoch_deadline(ticks);
-            match f(&mut live.store, &live.bindings, live.memory) {
+            match f(live) {
                 Ok(answer) => answer.map_err(CallError::Memory),
                 Err(error) => {
                     let out_of_memory = live.store.data().limits.refused;
@@ -368,6 +386,43 @@ impl MemoryHost {
             self.note_failure(error);
         }
         result
+    }
+
+    /// Every function the component exports, with its types.
+    pub fn exports(&self) -> Vec<Export> {
+        exports::exported_functions(&self.engine, &self.component)
+    }
+
+    /// Calls `export` with `params` (`None` where the open memory goes: a
+    /// `borrow<memory>` parameter) and returns its result as the component
+    /// gave it (a `result` still holds the component's own error). `extra` is
+    /// time on top of the call timeout.
+    pub fn call_export(
+        &mut self,
+        export: &Export,
+        extra: Duration,
+        params: Vec<Option<Val>>,
+    ) -> Result<Val, CallError> {
+        self.run_on_live(extra, |live| {
+            let func = live
+                .instance
+                .get_export_index(&mut live.store, None, &export.interface)
+                .and_then(|i| {
+                    live.instance
+                        .get_export_index(&mut live.store, Some(&i), &export.function)
+                })
+                .and_then(|i| live.instance.get_func(&mut live.store, i))
+                .ok_or_else(|| {
+                    wasmtime::Error::msg(format!("the component exports no {}", export.call))
+                })?;
+            let params: Vec<Val> = params
+                .into_iter()
+                .map(|p| p.unwrap_or(Val::Resource(live.memory)))
+                .collect();
+            let mut results = vec![Val::Bool(false); export.result.iter().count()];
+            func.call(&mut live.store, &params, &mut results)?;
+            Ok(Ok(results.pop().unwrap_or(Val::Tuple(Vec::new()))))
+        })
     }
 
     pub fn sync(
@@ -565,6 +620,13 @@ fn explain_trap(error: wasmtime::Error, limits: &HostLimits, out_of_memory: bool
         ));
     }
     CallError::Trap(format!("{error:#}; {fresh}"))
+}
+
+/// The exports of the component at `path`, without instantiating it.
+pub fn component_exports(path: &Path) -> anyhow::Result<Vec<Export>> {
+    let engine = Engine::default();
+    let component = load_component(&engine, path, None)?;
+    Ok(exports::exported_functions(&engine, &component))
 }
 
 /// Loads the component, compiling it only when no cached compilation for this

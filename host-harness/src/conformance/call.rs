@@ -1,0 +1,301 @@
+//! A component call step (`call`): the function named `<interface>.<function>`
+//! with its arguments as data, built into WIT values by the one rule of
+//! `wit_json`, and its result rendered back by the same rule. Nothing here
+//! knows any function's shape; the only per-call knowledge is which calls
+//! must leave the Markdown unchanged or only appended to.
+
+use super::expect::check;
+use super::fixture::{changed_paths, check_append_only, check_framing, snapshot};
+use super::wit_json::{self, Defaults};
+use super::Step;
+use crate::clock::parse_now;
+use crate::host::{error_kind, error_message, CallError, Export};
+use crate::session::Session;
+use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+use wasmtime::component::{Type, Val};
+
+/// Calls that only read Markdown: a change to any file outside `.memory/`
+/// fails the step.
+const READ_CALLS: &[&str] = &[
+    "store.sync",
+    "store.status",
+    "recall.search",
+    "recall.get",
+    "bootstrap.load",
+    "inject.trigger-inject",
+    "report.gather",
+];
+/// Calls that may write Markdown, only by appending. (`write.forget` removes
+/// lines; its scenarios check the files themselves.)
+const APPEND_CALLS: &[&str] = &["write.note", "write.ingest", "write.flush", "intents.create"];
+
+/// The component's exports by call name, and the defaults of the records a
+/// request may leave out.
+pub struct Calls {
+    exports: BTreeMap<String, Export>,
+    gates: Value,
+}
+
+/// A call's answer: the ok value, or the component's error, as JSON.
+type Answer = Result<Value, Value>;
+
+impl Calls {
+    /// The exports of the session's component; the dream gates a request
+    /// leaves out are the component's resolved defaults.
+    pub fn of(session: &mut Session) -> anyhow::Result<Calls> {
+        let exports = session
+            .host
+            .exports()
+            .into_iter()
+            .map(|e| (e.call.clone(), e))
+            .collect();
+        let mut calls = Calls {
+            exports,
+            gates: json!({}),
+        };
+        let args = json!({"workspace": crate::host::GUEST_WORKSPACE, "settings_json": "{}"});
+        let resolved = calls
+            .answer(session, "config.resolve", args.as_object().expect("an object"))?
+            .map_err(|e| anyhow!("config.resolve failed: {e}"))?;
+        calls.gates = resolved["dream_gates"].clone();
+        Ok(calls)
+    }
+
+    fn export(&self, name: &str) -> anyhow::Result<&Export> {
+        self.exports.get(name).with_context(|| {
+            format!(
+                "the component exports no `{name}`; it exports {}",
+                self.exports.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// Runs a call step: the call (`repeat` times), the file invariants, and
+    /// the step's expectation.
+    pub fn run(
+        &self,
+        session: &mut Session,
+        workspace: &Path,
+        step: &Step,
+        name: &str,
+    ) -> anyhow::Result<()> {
+        let args = step.args.clone().unwrap_or_default();
+        let before = if READ_CALLS.contains(&name) || APPEND_CALLS.contains(&name) {
+            Some(snapshot(workspace, false)?)
+        } else {
+            None
+        };
+        // `repeat`: the same call N times (recall signals); the last answer
+        // is checked, and every earlier one must succeed.
+        for _ in 1..step.repeat.unwrap_or(1) {
+            if let Err(error) = self.answer(session, name, &args)? {
+                bail!("a repeated call failed: {error}");
+            }
+        }
+        let answer = self.answer(session, name, &args)?;
+        if let Some(before) = before {
+            if APPEND_CALLS.contains(&name) {
+                check_append_only(workspace, &before)?;
+            } else {
+                let after = snapshot(workspace, false)?;
+                if before != after {
+                    bail!(
+                        "the call changed memory files on disk: {:?}",
+                        changed_paths(&before, &after)
+                    );
+                }
+            }
+        }
+        match (answer, &step.expect_error) {
+            (Ok(value), None) => match &step.expect {
+                Some(expected) => check(expected, &value, "$")
+                    .map_err(|e| anyhow!("{e}\nfull result: {value:#}")),
+                None => Ok(()),
+            },
+            (Ok(value), Some(expected)) => {
+                bail!("expected the error {expected}, got the result {value:#}")
+            }
+            (Err(error), Some(expected)) => check(expected, &error, "$error")
+                .map_err(|e| anyhow!("{e}\nactual error: {error}")),
+            (Err(error), None) => bail!("the component answered with an error: {error}"),
+        }
+    }
+
+    /// Makes the call and renders its answer; a trap or a host failure is
+    /// an error of the step.
+    pub fn answer(
+        &self,
+        session: &mut Session,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> anyhow::Result<Answer> {
+        let export = self.export(name)?;
+        let args = self.resolve_helpers(session, &Value::Object(args.clone()))?;
+        let args = args.as_object().expect("an object stays an object");
+        let defaults: Defaults = BTreeMap::from([
+            ("context", turn_context(session)),
+            ("gates", self.gates.clone()),
+        ]);
+        let wanted: Vec<(&str, Type)> = export
+            .params
+            .iter()
+            .filter(|(_, ty)| !matches!(ty, Type::Borrow(_)))
+            .map(|(name, ty)| (name.as_str(), ty.clone()))
+            .collect();
+        let mut built = wit_json::fields_from_json(&wanted, args, &defaults, "$args")?.into_iter();
+        let params: Vec<Option<Val>> = export
+            .params
+            .iter()
+            .map(|(_, ty)| match ty {
+                Type::Borrow(_) => None,
+                _ => built.next().map(|(_, v)| v),
+            })
+            .collect();
+        let extra = self.extra_time(name, args);
+        let value = match session.host.call_export(export, extra, params) {
+            Ok(value) => value,
+            // The instance's `open` refused the workspace: every call
+            // answers with that error, rendered as any variant is.
+            Err(CallError::Memory(error)) => {
+                return Ok(Err(json!({"kind": error_kind(&error), "value": error_message(&error)})))
+            }
+            Err(error) => bail!("the call failed: {error}"),
+        };
+        Ok(match value {
+            Val::Result(Ok(v)) => Ok(v.as_deref().map_or(Value::Null, wit_json::to_json)),
+            Val::Result(Err(e)) => Err(e.as_deref().map_or(Value::Null, wit_json::to_json)),
+            other => Ok(wit_json::to_json(&other)),
+        })
+    }
+
+    /// A sweep waits for one model turn on top of its own work, as the
+    /// harness's `dream` command allows it.
+    fn extra_time(&self, name: &str, args: &Map<String, Value>) -> Duration {
+        if name != "dream.run" {
+            return Duration::ZERO;
+        }
+        let given = args.get("request").and_then(|r| r["gates"]["model_timeout_ms"].as_u64());
+        let ms = given.or_else(|| self.gates["model_timeout_ms"].as_u64());
+        Duration::from_millis(ms.unwrap_or(0))
+    }
+
+    /// Replaces the argument helpers: `{"$time": "2026-12-03T09:00:00Z"}` (the
+    /// time in ms), `{"$jsonl": [...]}` (one JSON text per line) and
+    /// `{"$call": "user.show", "field": "hash"}` (a field of another call's
+    /// result, made just before).
+    fn resolve_helpers(&self, session: &mut Session, value: &Value) -> anyhow::Result<Value> {
+        Ok(match value {
+            Value::Object(map) if map.contains_key("$time") => {
+                let text = map["$time"].as_str().context("$time needs a date or time")?;
+                json!(parse_now(text)?)
+            }
+            Value::Object(map) if map.contains_key("$jsonl") => {
+                let lines = map["$jsonl"].as_array().context("$jsonl needs an array")?;
+                Value::String(lines.iter().map(|line| format!("{line}\n")).collect())
+            }
+            Value::Object(map) if map.contains_key("$call") => {
+                let name = map["$call"].as_str().context("$call needs a call name")?;
+                let field = map.get("field").and_then(Value::as_str);
+                let args = map.get("args").and_then(Value::as_object).cloned().unwrap_or_default();
+                let value = self
+                    .answer(session, name, &args)?
+                    .map_err(|e| anyhow!("{name} failed: {e}"))?;
+                match field {
+                    Some(field) => value.get(field).cloned().with_context(|| {
+                        format!("{name} has no field `{field}`")
+                    })?,
+                    None => value,
+                }
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), self.resolve_helpers(session, v)?)))
+                    .collect::<anyhow::Result<_>>()?,
+            ),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.resolve_helpers(session, v))
+                    .collect::<anyhow::Result<_>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+
+    /// The runner's check of every hit's framing (`search_framing`): one
+    /// block, opened and closed once (also after removing invisible
+    /// characters and mapping look-alike brackets), and text holding
+    /// `marker` never presented as trusted.
+    pub fn search_framing(&self, session: &mut Session, step: &Step) -> anyhow::Result<Value> {
+        let query = step.query.clone().context("search_framing needs `query`")?;
+        let request = json!({"request": {
+            "query": query,
+            "max_results": step.max_results.unwrap_or(20),
+            "min_score": 0.0,
+        }});
+        let result = self
+            .answer(session, "recall.search", request.as_object().expect("an object"))?
+            .map_err(|e| anyhow!("the search failed: {e}"))?;
+        let hits = result["hits"].as_array().cloned().unwrap_or_default();
+        for hit in &hits {
+            let text = |key: &str| hit[key].as_str().unwrap_or_default().to_string();
+            let (framed, citation) = (text("framed"), text("citation"));
+            check_framing(&framed, &citation)?;
+            if let Some(marker) = &step.marker {
+                let shown_trusted = framed
+                    .lines()
+                    .next()
+                    .is_some_and(|l| l.contains("trust=\"trusted\""));
+                if shown_trusted && text("snippet").to_lowercase().contains(&marker.to_lowercase()) {
+                    bail!("{citation} holds {marker:?} and is framed as trusted:\n{framed}");
+                }
+            }
+        }
+        Ok(json!({"hits": hits.len()}))
+    }
+}
+
+/// The turn a call's `context` starts from: the scenario's clock and offset,
+/// the owner in person in an interactive session on the `cli` channel, the
+/// session's active projects.
+fn turn_context(session: &Session) -> Value {
+    json!({
+        "now_ms": session.now_ms,
+        "session_id": null,
+        "session_kind": "interactive",
+        "channel": "cli",
+        "sender": null,
+        "sender_is_owner": true,
+        "active_projects": session.projects.keys(),
+        "utc_offset_minutes": session.utc_offset_minutes,
+        "taint": session.taint.map(crate::json::source_class),
+    })
+}
+
+/// Every call name the component exports, with its parameter and result
+/// types (`tests/conformance/calls.json`, for runners that have no type
+/// information of their own).
+pub fn describe_calls(exports: &[Export]) -> Value {
+    let calls: Vec<Value> = exports
+        .iter()
+        .map(|e| {
+            let params: Vec<Value> = e
+                .params
+                .iter()
+                .map(|(name, ty)| json!({"name": name, "type": wit_json::describe_type(ty)}))
+                .collect();
+            json!({
+                "call": e.call,
+                "interface": e.interface,
+                "function": e.function,
+                "params": params,
+                "result": e.result.as_ref().map(wit_json::describe_type),
+            })
+        })
+        .collect();
+    json!({ "calls": calls })
+}
