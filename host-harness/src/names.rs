@@ -57,4 +57,3 @@ pub fn parse_phase(text: &str) -> anyhow::Result<wit_dream::Phase> {
         other => bail!("unknown phase {other:?} (light, rem or deep)"),
     })
 }
-

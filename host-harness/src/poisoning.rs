@@ -151,8 +151,10 @@ fn scenario_json(case: &Case, fixture: &Path) -> anyhow::Result<Value> {
         "which server runs the nightly jobs",
         "atlas-seven nightly",
     ]) {
-        steps.push(json!({"call": "recall.search", "now": day, "note": "the trusted fact is recalled too",
-            "args": {"request": {"query": query}}}));
+        steps.push(
+            json!({"call": "recall.search", "now": day, "note": "the trusted fact is recalled too",
+            "args": {"request": {"query": query}}}),
+        );
     }
     let promoted = json!({"candidates": {"$contains": [{"citation": TRUSTED_CITATION, "verdict": "promoted"}]}});
     let mut sweep = json!({"call": "dream.run", "args": {"request": {}}, "now": "2026-12-02T03:00:00Z", "note": "the sweep: its model tries to write the payload in"});

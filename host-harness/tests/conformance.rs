@@ -34,6 +34,7 @@ fn main() {
             })
         })
         .chain(std::iter::once(calls))
+        .chain(std::iter::once(mistyped_arguments(component.clone())))
         .collect();
     libtest_mimic::run(&args, trials).exit();
 }
@@ -51,4 +52,46 @@ fn calls_json_is_current(root: &Path, component: &Path) -> anyhow::Result<()> {
         file.display()
     );
     Ok(())
+}
+
+/// An argument the WIT does not have, or one missing, fails the step with
+/// its path named, never a silently different call.
+fn mistyped_arguments(component: PathBuf) -> Trial {
+    Trial::test("a mistyped argument is named", move || {
+        let check = |args: serde_json::Value, wanted: &str| -> Result<(), Failed> {
+            let text = serde_json::json!({"description": "typo", "steps": [
+                {"call": "recall.search", "args": args, "expect": {"hits": []}}
+            ]})
+            .to_string();
+            let scenario = memory_harness::conformance::parse(&text, "inline")
+                .map_err(|e| Failed::from(format!("{e:#}")))?;
+            let empty = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
+            match memory_harness::conformance::run_parsed(
+                &scenario,
+                empty.path(),
+                "inline",
+                &component,
+            ) {
+                Ok(()) => Err(Failed::from(format!("{args} ran"))),
+                Err(e) if format!("{e:#}").contains(wanted) => Ok(()),
+                Err(e) => Err(Failed::from(format!("{args}: {e:#}"))),
+            }
+        };
+        check(
+            serde_json::json!({"request": {"qurey": "x"}}),
+            "unknown field `qurey`",
+        )?;
+        check(
+            serde_json::json!({"request": {}}),
+            "$args.request.query is missing",
+        )?;
+        check(
+            serde_json::json!({"request": {"query": "x", "max_results": -1}}),
+            "out of range",
+        )?;
+        check(
+            serde_json::json!({"request": {"query": "x", "context": {"session_kind": "nap"}}}),
+            "`nap` is not one of",
+        )
+    })
 }

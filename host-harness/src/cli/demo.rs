@@ -10,8 +10,8 @@ use super::workspace::open;
 use anyhow::bail;
 use clap::Args;
 use memory_harness::clock::parse_now;
-use memory_harness::names::{parse_mode, parse_origin};
 use memory_harness::json;
+use memory_harness::names::{parse_mode, parse_origin};
 use memory_harness::session::{Incoming, NewIntent, Note, Session};
 use std::path::{Path, PathBuf};
 

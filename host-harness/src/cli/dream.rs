@@ -5,8 +5,8 @@ use super::global::Global;
 use super::print;
 use super::workspace::open;
 use clap::Args;
-use memory_harness::names::parse_phase;
 use memory_harness::json;
+use memory_harness::names::parse_phase;
 
 /// `dream`'s flags.
 #[derive(Args)]

@@ -4,8 +4,8 @@
 use super::global::Global;
 use super::workspace::open;
 use clap::Args;
-use memory_harness::names::{parse_mode, parse_session_kind};
 use memory_harness::json;
+use memory_harness::names::{parse_mode, parse_session_kind};
 use memory_harness::session::Incoming;
 
 /// `inject`'s flags.

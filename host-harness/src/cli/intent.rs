@@ -7,8 +7,8 @@ use super::workspace::open;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use memory_harness::clock::parse_local;
-use memory_harness::names::{parse_origin, parse_session_kind};
 use memory_harness::json;
+use memory_harness::names::{parse_origin, parse_session_kind};
 use memory_harness::session::{NewIntent, Session};
 
 #[derive(Subcommand)]

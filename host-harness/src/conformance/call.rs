@@ -31,7 +31,12 @@ const READ_CALLS: &[&str] = &[
 ];
 /// Calls that may write Markdown, only by appending. (`write.forget` removes
 /// lines; its scenarios check the files themselves.)
-const APPEND_CALLS: &[&str] = &["write.note", "write.ingest", "write.flush", "intents.create"];
+const APPEND_CALLS: &[&str] = &[
+    "write.note",
+    "write.ingest",
+    "write.flush",
+    "intents.create",
+];
 
 /// The component's exports by call name, and the defaults of the records a
 /// request may leave out.
@@ -59,7 +64,11 @@ impl Calls {
         };
         let args = json!({"workspace": crate::host::GUEST_WORKSPACE, "settings_json": "{}"});
         let resolved = calls
-            .answer(session, "config.resolve", args.as_object().expect("an object"))?
+            .answer(
+                session,
+                "config.resolve",
+                args.as_object().expect("an object"),
+            )?
             .map_err(|e| anyhow!("config.resolve failed: {e}"))?;
         calls.gates = resolved["dream_gates"].clone();
         Ok(calls)
@@ -112,15 +121,17 @@ impl Calls {
         }
         match (answer, &step.expect_error) {
             (Ok(value), None) => match &step.expect {
-                Some(expected) => check(expected, &value, "$")
-                    .map_err(|e| anyhow!("{e}\nfull result: {value:#}")),
+                Some(expected) => {
+                    check(expected, &value, "$").map_err(|e| anyhow!("{e}\nfull result: {value:#}"))
+                }
                 None => Ok(()),
             },
             (Ok(value), Some(expected)) => {
                 bail!("expected the error {expected}, got the result {value:#}")
             }
-            (Err(error), Some(expected)) => check(expected, &error, "$error")
-                .map_err(|e| anyhow!("{e}\nactual error: {error}")),
+            (Err(error), Some(expected)) => {
+                check(expected, &error, "$error").map_err(|e| anyhow!("{e}\nactual error: {error}"))
+            }
             (Err(error), None) => bail!("the component answered with an error: {error}"),
         }
     }
@@ -161,7 +172,9 @@ impl Calls {
             // The instance's `open` refused the workspace: every call
             // answers with that error, rendered as any variant is.
             Err(CallError::Memory(error)) => {
-                return Ok(Err(json!({"kind": error_kind(&error), "value": error_message(&error)})))
+                return Ok(Err(
+                    json!({"kind": error_kind(&error), "value": error_message(&error)}),
+                ))
             }
             Err(error) => bail!("the call failed: {error}"),
         };
@@ -178,7 +191,9 @@ impl Calls {
         if name != "dream.run" {
             return Duration::ZERO;
         }
-        let given = args.get("request").and_then(|r| r["gates"]["model_timeout_ms"].as_u64());
+        let given = args
+            .get("request")
+            .and_then(|r| r["gates"]["model_timeout_ms"].as_u64());
         let ms = given.or_else(|| self.gates["model_timeout_ms"].as_u64());
         Duration::from_millis(ms.unwrap_or(0))
     }
@@ -190,7 +205,9 @@ impl Calls {
     fn resolve_helpers(&self, session: &mut Session, value: &Value) -> anyhow::Result<Value> {
         Ok(match value {
             Value::Object(map) if map.contains_key("$time") => {
-                let text = map["$time"].as_str().context("$time needs a date or time")?;
+                let text = map["$time"]
+                    .as_str()
+                    .context("$time needs a date or time")?;
                 json!(parse_now(text)?)
             }
             Value::Object(map) if map.contains_key("$jsonl") => {
@@ -200,14 +217,19 @@ impl Calls {
             Value::Object(map) if map.contains_key("$call") => {
                 let name = map["$call"].as_str().context("$call needs a call name")?;
                 let field = map.get("field").and_then(Value::as_str);
-                let args = map.get("args").and_then(Value::as_object).cloned().unwrap_or_default();
+                let args = map
+                    .get("args")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
                 let value = self
                     .answer(session, name, &args)?
                     .map_err(|e| anyhow!("{name} failed: {e}"))?;
                 match field {
-                    Some(field) => value.get(field).cloned().with_context(|| {
-                        format!("{name} has no field `{field}`")
-                    })?,
+                    Some(field) => value
+                        .get(field)
+                        .cloned()
+                        .with_context(|| format!("{name} has no field `{field}`"))?,
                     None => value,
                 }
             }
@@ -238,7 +260,11 @@ impl Calls {
             "min_score": 0.0,
         }});
         let result = self
-            .answer(session, "recall.search", request.as_object().expect("an object"))?
+            .answer(
+                session,
+                "recall.search",
+                request.as_object().expect("an object"),
+            )?
             .map_err(|e| anyhow!("the search failed: {e}"))?;
         let hits = result["hits"].as_array().cloned().unwrap_or_default();
         for hit in &hits {
@@ -250,7 +276,11 @@ impl Calls {
                     .lines()
                     .next()
                     .is_some_and(|l| l.contains("trust=\"trusted\""));
-                if shown_trusted && text("snippet").to_lowercase().contains(&marker.to_lowercase()) {
+                if shown_trusted
+                    && text("snippet")
+                        .to_lowercase()
+                        .contains(&marker.to_lowercase())
+                {
                     bail!("{citation} holds {marker:?} and is framed as trusted:\n{framed}");
                 }
             }

@@ -30,7 +30,11 @@ pub fn run(
     saved: &mut Saved,
 ) -> anyhow::Result<Option<Value>> {
     let path = || -> anyhow::Result<std::path::PathBuf> {
-        Ok(workspace.join(step.path.as_deref().with_context(|| format!("{op} needs `path`"))?))
+        Ok(workspace.join(
+            step.path
+                .as_deref()
+                .with_context(|| format!("{op} needs `path`"))?,
+        ))
     };
     Ok(match op {
         "prepare_repo" => {
@@ -73,7 +77,9 @@ pub fn run(
                 .map(|b| String::from_utf8_lossy(&b).into_owned());
             Some(json!({"exists": text.is_some(), "text": text.unwrap_or_default()}))
         }
-        "list_files" => Some(json!({ "files": list_files(workspace, step.path.as_deref().context("list_files needs `path`")?) })),
+        "list_files" => Some(
+            json!({ "files": list_files(workspace, step.path.as_deref().context("list_files needs `path`")?) }),
+        ),
         "restart" => {
             session.host.reset();
             None

@@ -16,8 +16,8 @@ mod schema;
 pub mod wit_json;
 
 pub use self::call::describe_calls;
-pub use self::expect::check;
 use self::call::Calls;
+pub use self::expect::check;
 use self::fixture::{copy_tree, Saved};
 use crate::clock::{parse_time, Parsed};
 use crate::config::{resolve, ConfigFile, Overrides};
@@ -248,8 +248,9 @@ fn run_step(
         bail!("a runner step raises no component error to expect");
     }
     match (result, &step.expect) {
-        (Some(value), Some(expected)) => check(expected, &value, "$")
-            .map_err(|e| anyhow::anyhow!("{e}\nfull result: {value:#}")),
+        (Some(value), Some(expected)) => {
+            check(expected, &value, "$").map_err(|e| anyhow::anyhow!("{e}\nfull result: {value:#}"))
+        }
         (None, Some(_)) => bail!("op {} has no result to check", step.name()),
         _ => Ok(()),
     }

@@ -54,7 +54,8 @@ mod tests {
         assert!(validate(&good).is_ok());
         let typo = json!({"description": "d", "steps": [{"call": "recall.search", "expcet": {}}]});
         assert!(validate(&typo).is_err());
-        let both = json!({"description": "d", "steps": [{"call": "recall.search", "op": "restart"}]});
+        let both =
+            json!({"description": "d", "steps": [{"call": "recall.search", "op": "restart"}]});
         assert!(validate(&both).is_err());
         let no_path = json!({"description": "d", "steps": [{"op": "read_file"}]});
         assert!(validate(&no_path).is_err());

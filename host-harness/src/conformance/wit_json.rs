@@ -148,13 +148,18 @@ pub fn from_json(ty: &Type, json: &Value, defaults: &Defaults, at: &str) -> anyh
         }
         Type::Variant(variant) => {
             let object = json.as_object().ok_or_else(wrong)?;
-            let case = object.get("kind").and_then(Value::as_str).ok_or_else(wrong)?;
+            let case = object
+                .get("kind")
+                .and_then(Value::as_str)
+                .ok_or_else(wrong)?;
             let found = variant
                 .cases()
                 .find(|c| c.name == case)
                 .ok_or_else(|| anyhow!("{at}: no case `{case}`"))?;
             let payload = match (&found.ty, object.get("value")) {
-                (Some(t), Some(v)) => Some(Box::new(from_json(t, v, defaults, &format!("{at}.value"))?)),
+                (Some(t), Some(v)) => {
+                    Some(Box::new(from_json(t, v, defaults, &format!("{at}.value"))?))
+                }
                 (Some(_), None) => bail!("{at}: case `{case}` needs a `value`"),
                 (None, None | Some(Value::Null)) => None,
                 (None, Some(_)) => bail!("{at}: case `{case}` has no value"),
@@ -212,6 +217,14 @@ pub fn fields_from_json(
     defaults: &Defaults,
     at: &str,
 ) -> anyhow::Result<Vec<(String, Val)>> {
+    // Unknown names first: a typo also leaves its field missing.
+    let known: Vec<String> = fields.iter().map(|(name, _)| json_key(name)).collect();
+    if let Some(unknown) = object.keys().find(|k| !known.contains(k)) {
+        bail!(
+            "{at}: unknown field `{unknown}`; the fields are {}",
+            known.join(", ")
+        );
+    }
     let mut out = Vec::new();
     for (name, ty) in fields {
         let key = json_key(name);
@@ -231,17 +244,11 @@ pub fn fields_from_json(
                 }
             }
             (None, Some(given)) => from_json(ty, given, defaults, &path)?,
-            (None, None) => absent(ty)
-                .with_context(|| format!("{path} is missing (a {})", type_name(ty)))?,
+            (None, None) => {
+                absent(ty).with_context(|| format!("{path} is missing (a {})", type_name(ty)))?
+            }
         };
         out.push((name.to_string(), value));
-    }
-    let known: Vec<String> = fields.iter().map(|(name, _)| json_key(name)).collect();
-    if let Some(unknown) = object.keys().find(|k| !known.contains(k)) {
-        bail!(
-            "{at}: unknown field `{unknown}`; the fields are {}",
-            known.join(", ")
-        );
     }
     Ok(out)
 }
@@ -262,9 +269,7 @@ fn merge(default: &Value, given: Option<&Value>, at: &str) -> anyhow::Result<Val
     match given {
         None => {}
         Some(Value::Object(fields)) => {
-            let target = merged
-                .as_object_mut()
-                .expect("defaults are objects");
+            let target = merged.as_object_mut().expect("defaults are objects");
             for (key, value) in fields {
                 target.insert(key.clone(), value.clone());
             }
@@ -326,7 +331,9 @@ pub fn describe_type(ty: &Type) -> Value {
         }
         Type::Enum(e) => json!({"enum": e.names().collect::<Vec<_>>()}),
         Type::Flags(f) => json!({"flags": f.names().collect::<Vec<_>>()}),
-        Type::Tuple(t) => json!({"tuple": t.types().map(|t| describe_type(&t)).collect::<Vec<_>>()}),
+        Type::Tuple(t) => {
+            json!({"tuple": t.types().map(|t| describe_type(&t)).collect::<Vec<_>>()})
+        }
         Type::Result(r) => json!({"result": {
             "ok": r.ok().as_ref().map(describe_type),
             "err": r.err().as_ref().map(describe_type),
@@ -338,5 +345,58 @@ pub fn describe_type(ty: &Type) -> Value {
         Type::Future(_) => "future".into(),
         Type::Stream(_) => "stream".into(),
         Type::ErrorContext => "error-context".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_render_by_the_one_rule() {
+        let hit = Val::Record(vec![
+            ("start-line".into(), Val::U32(3)),
+            ("mode".into(), Val::Enum("fts-only".into())),
+            ("heading".into(), Val::Option(None)),
+            (
+                "vector".into(),
+                Val::Option(Some(Box::new(Val::Float32(0.5)))),
+            ),
+            ("at-ms".into(), Val::S64(-1)),
+            ("flags".into(), Val::Flags(vec!["a".into()])),
+            ("nan".into(), Val::Float64(f64::NAN)),
+        ]);
+        assert_eq!(
+            to_json(&hit),
+            json!({"start_line": 3, "mode": "fts-only", "heading": null, "vector": 0.5,
+                   "at_ms": -1, "flags": ["a"], "nan": null})
+        );
+        let error = Val::Variant("not-found".into(), Some(Box::new(Val::String("x".into()))));
+        assert_eq!(to_json(&error), json!({"kind": "not-found", "value": "x"}));
+        assert_eq!(
+            to_json(&Val::Variant("none".into(), None)),
+            json!({"kind": "none", "value": null})
+        );
+        let ok = Val::Result(Ok(Some(Box::new(Val::Bool(true)))));
+        assert_eq!(to_json(&ok), json!({"ok": true}));
+        assert_eq!(to_json(&Val::Result(Err(None))), json!({"err": null}));
+    }
+
+    #[test]
+    fn defaults_take_the_request_over_them() {
+        let merged = merge(&json!({"a": 1, "b": 2}), Some(&json!({"b": 3})), "$").unwrap();
+        assert_eq!(merged, json!({"a": 1, "b": 3}));
+        assert_eq!(merge(&json!({"a": 1}), None, "$").unwrap(), json!({"a": 1}));
+        assert!(merge(&json!({"a": 1}), Some(&json!(5)), "$").is_err());
+    }
+
+    #[test]
+    fn integers_are_range_checked() {
+        assert_eq!(int::<u8>(&json!(255), "$").unwrap(), 255);
+        assert!(int::<u8>(&json!(256), "$").is_err());
+        assert!(int::<u32>(&json!(-1), "$").is_err());
+        assert_eq!(int::<i64>(&json!(-5), "$").unwrap(), -5);
+        assert!(int::<u32>(&json!(1.5), "$").is_err());
     }
 }

@@ -82,7 +82,10 @@ mod tests {
         assert_eq!(short_interface("store"), "store");
         assert_eq!(call_name("search").as_deref(), Some("search"));
         assert_eq!(call_name("[method]memory.sync").as_deref(), Some("sync"));
-        assert_eq!(call_name("[static]memory.open").as_deref(), Some("memory.open"));
+        assert_eq!(
+            call_name("[static]memory.open").as_deref(),
+            Some("memory.open")
+        );
         assert_eq!(call_name("[constructor]memory"), None);
     }
 }

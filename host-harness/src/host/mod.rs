@@ -354,7 +354,9 @@ impl MemoryHost {
             ResourceAny,
         ) -> wasmtime::Result<Result<T, wit::Error>>,
     ) -> Result<T, CallError> {
-        self.run_on_live(extra, |live| f(&mut live.store, &live.bindings, live.memory))
+        self.run_on_live(extra, |live| {
+            f(&mut live.store, &live.bindings, live.memory)
+        })
     }
 
     /// Runs `f` on a live instance (instantiating one if needed) under the

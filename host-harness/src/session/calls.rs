@@ -383,8 +383,7 @@ impl Session {
         let mut context = self.context_at(*now_ms);
         context.sender_is_owner = !not_owner;
         context.session_kind = Some(
-            crate::names::parse_session_kind(session_kind)
-                .unwrap_or(wit::SessionKind::Interactive),
+            crate::names::parse_session_kind(session_kind).unwrap_or(wit::SessionKind::Interactive),
         );
         context.session_id = Some(session.clone());
         self.host.ingest(&wit_write::IngestRequest {

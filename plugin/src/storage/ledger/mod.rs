@@ -747,41 +747,24 @@ mod tests {
         }
     }
 
+    /// Records one segment of `memory/a.md` as a note would.
+    fn record(ledger: &Ledger, segment: Segment) {
+        ledger
+            .record_segments("memory/a.md", &[segment], false, "h0", 0)
+            .unwrap();
+    }
+
     #[test]
     fn the_file_keeps_its_lowest_class() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
-        ledger
-            .record_segments(
-                "memory/a.md",
-                &[segment("h1", SourceClass::Owner)],
-                false,
-                "h0",
-                0,
-            )
-            .unwrap();
+        record(&ledger, segment("h1", SourceClass::Owner));
         assert_eq!(
             ledger.file("memory/a.md").unwrap().unwrap().file_class,
             SourceClass::Owner
         );
-        ledger
-            .record_segments(
-                "memory/a.md",
-                &[segment("h2", SourceClass::Untrusted)],
-                false,
-                "h0",
-                0,
-            )
-            .unwrap();
-        ledger
-            .record_segments(
-                "memory/a.md",
-                &[segment("h3", SourceClass::Owner)],
-                false,
-                "h0",
-                0,
-            )
-            .unwrap();
+        record(&ledger, segment("h2", SourceClass::Untrusted));
+        record(&ledger, segment("h3", SourceClass::Owner));
         assert_eq!(
             ledger.file("memory/a.md").unwrap().unwrap().file_class,
             SourceClass::Untrusted
@@ -826,15 +809,7 @@ mod tests {
     fn forgetting_tombstones_and_returns_what_the_session_wrote() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(&dir.path().join("p.sqlite"), None, 0).unwrap();
-        ledger
-            .record_segments(
-                "memory/a.md",
-                &[segment("h1", SourceClass::Owner)],
-                false,
-                "h0",
-                0,
-            )
-            .unwrap();
+        record(&ledger, segment("h1", SourceClass::Owner));
         ledger.mark_ingested("s1", &["m1".into()]).unwrap();
         assert!(ledger.is_ingested("s1", "m1").unwrap());
         let written = ledger.forget_session("s1", 5).unwrap();
