@@ -6,13 +6,14 @@
 
 use super::expect::check;
 use super::fixture::{changed_paths, check_append_only, check_framing, snapshot};
-use super::wit_json::{self, Defaults};
+use super::wit_json::{self, json_key, Defaults};
 use super::Step;
 use crate::clock::parse_now;
 use crate::host::{error_kind, error_message, CallError, Export};
 use crate::session::Session;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Map, Value};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -42,36 +43,45 @@ const APPEND_CALLS: &[&str] = &[
 /// request may leave out.
 pub struct Calls {
     exports: BTreeMap<String, Export>,
-    gates: Value,
+    /// The component's own dream gates (`config.resolve`), asked for the first
+    /// time a call takes gates, so setting up touches no instance.
+    gates: OnceCell<Value>,
 }
 
 /// A call's answer: the ok value, or the component's error, as JSON.
 type Answer = Result<Value, Value>;
 
 impl Calls {
-    /// The exports of the session's component; the dream gates a request
-    /// leaves out are the component's resolved defaults.
-    pub fn of(session: &mut Session) -> anyhow::Result<Calls> {
+    /// The exports of the session's component.
+    pub fn of(session: &Session) -> Calls {
         let exports = session
             .host
             .exports()
             .into_iter()
             .map(|e| (e.call.clone(), e))
             .collect();
-        let mut calls = Calls {
+        Calls {
             exports,
-            gates: json!({}),
-        };
+            gates: OnceCell::new(),
+        }
+    }
+
+    /// The dream gates a request leaves out: the component's resolved
+    /// defaults.
+    fn default_gates(&self, session: &mut Session) -> anyhow::Result<Value> {
+        if let Some(gates) = self.gates.get() {
+            return Ok(gates.clone());
+        }
         let args = json!({"workspace": crate::host::GUEST_WORKSPACE, "settings_json": "{}"});
-        let resolved = calls
+        let resolved = self
             .answer(
                 session,
                 "config.resolve",
                 args.as_object().expect("an object"),
             )?
             .map_err(|e| anyhow!("config.resolve failed: {e}"))?;
-        calls.gates = resolved["dream_gates"].clone();
-        Ok(calls)
+        let gates = resolved["dream_gates"].clone();
+        Ok(self.gates.get_or_init(|| gates).clone())
     }
 
     fn export(&self, name: &str) -> anyhow::Result<&Export> {
@@ -147,10 +157,10 @@ impl Calls {
         let export = self.export(name)?;
         let args = self.resolve_helpers(session, &Value::Object(args.clone()))?;
         let args = args.as_object().expect("an object stays an object");
-        let defaults: Defaults = BTreeMap::from([
-            ("context", turn_context(session)),
-            ("gates", self.gates.clone()),
-        ]);
+        let mut defaults: Defaults = BTreeMap::from([("context", turn_context(session))]);
+        if export.params.iter().any(|(_, ty)| has_field(ty, "gates")) {
+            defaults.insert("gates", self.default_gates(session)?);
+        }
         let wanted: Vec<(&str, Type)> = export
             .params
             .iter()
@@ -194,8 +204,11 @@ impl Calls {
         let given = args
             .get("request")
             .and_then(|r| r["gates"]["model_timeout_ms"].as_u64());
-        let ms = given.or_else(|| self.gates["model_timeout_ms"].as_u64());
-        Duration::from_millis(ms.unwrap_or(0))
+        let default = self
+            .gates
+            .get()
+            .and_then(|g| g["model_timeout_ms"].as_u64());
+        Duration::from_millis(given.or(default).unwrap_or(0))
     }
 
     /// Replaces the argument helpers: `{"$time": "2026-12-03T09:00:00Z"}` (the
@@ -286,6 +299,18 @@ impl Calls {
             }
         }
         Ok(json!({"hits": hits.len()}))
+    }
+}
+
+/// Whether a value of `ty` holds a record field called `name`.
+fn has_field(ty: &Type, name: &str) -> bool {
+    match ty {
+        Type::Record(record) => record
+            .fields()
+            .any(|f| json_key(f.name) == name || has_field(&f.ty, name)),
+        Type::Option(inner) => has_field(&inner.ty(), name),
+        Type::List(list) => has_field(&list.ty(), name),
+        _ => false,
     }
 }
 

@@ -158,7 +158,7 @@ pub fn run_parsed(
         copy_tree(fixture, &workspace)?;
     }
     let mut session = open_session(scenario, temp.path(), &workspace, component)?;
-    let calls = Calls::of(&mut session).with_context(|| format!("{label}: setting up"))?;
+    let calls = Calls::of(&session);
     let mut saved = Saved::default();
     for (number, step) in scenario.steps.iter().enumerate() {
         let label = format!(
