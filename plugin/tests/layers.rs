@@ -10,7 +10,7 @@
 //! | `logic`    | pure decisions (`logic/`)                                    |
 //! | `storage`  | the index, the ledger, SQLite, the workspace files           |
 //! | `ops`      | `Memory` and the operations (`ops/`)                         |
-//! | `adapter`  | `contract/component.rs` (the bindings) and `fuzzing.rs`      |
+//! | `adapter`  | `contract/adapter.rs` and `component.rs` (WIT ↔ crate), `fuzzing.rs` |
 //!
 //! The rule: a file may import from its own layer and the layers before it,
 //! never from a later one (so logic never reads storage or calls an
@@ -46,7 +46,7 @@ type ModPath = Vec<String>;
 
 fn layer_of(module: &[String]) -> Option<usize> {
     let name = match module {
-        [c, component] if c == "contract" && component == "component" => "adapter",
+        [c, f] if c == "contract" && (f == "adapter" || f == "component") => "adapter",
         [f] if f == "fuzzing" => "adapter",
         [top, ..] => top.as_str(),
         [] => return None,
