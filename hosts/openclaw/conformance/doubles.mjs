@@ -64,12 +64,8 @@ export function embedderFor(name) {
       const nan = name === "nan";
       return { info: info(name), embed: (texts) => texts.map((t) => faultyVector(t, nan)) };
     }
-    case "minilm":
-    case "local":
-    case "all-MiniLM-L6-v2":
-      throw new Error(`the embedder ${JSON.stringify(name)} (a local model) is not available in the Node runner`);
     default:
-      throw new Error(`unknown embedder ${JSON.stringify(name)}; use minilm, none, test, failing, nan or wrong-dims`);
+      throw new Error(`unknown embedder ${JSON.stringify(name)}; use none, test, failing, nan or wrong-dims`);
   }
 }
 
@@ -102,7 +98,7 @@ function toolCall(call, index, jsonText) {
 
 /**
  * The scripted model (`Scripted` in model.rs): the replies, already
- * validated, handed out in order, one per call, whatever the request. The
+ * validated by the schema, handed out in order, one per call, whatever the request. The
  * host (MemoryComponent) counts the calls and cuts each at its deadline; a
  * cut aborts `signal`, which ends the reply's delay.
  *

@@ -1,5 +1,5 @@
 // The matcher of tests/conformance/README.md ("The matcher"), ported from
-// `check` and `check_operator` in host-harness/src/conformance.rs: objects
+// `check` and `check_operator` in host-harness/src/conformance/expect.rs: objects
 // match on the keys the pattern names, arrays element by element with equal
 // length, numbers within 1e-6, other scalars by equality, and `$` operators.
 // Keys are visited in serde_json's (sorted) order so that the first failure
@@ -50,6 +50,16 @@ export function check(expected, actual, at) {
   }
   if (sameScalar(expected, actual)) return;
   throw new Mismatch(`${at}: expected ${show(expected)}, got ${show(actual)}`);
+}
+
+/** `check`, with `shown` (the full actual value) added to a mismatch's message. */
+export function checkOrExplain(expected, actual, at, shown) {
+  try {
+    check(expected, actual, at);
+  } catch (error) {
+    if (error instanceof Mismatch) throw new Error(`${error.message}\n${shown}`);
+    throw error;
+  }
 }
 
 /** Whether `check` accepts `actual`, as a boolean. */

@@ -1,7 +1,7 @@
 // The `search_framing` check (the poisoning suite): every hit's `framed` is
 // one intact `<memory-recall>` block, also after removing invisible
 // characters and mapping look-alike brackets and hyphens, as
-// `check_framing` in host-harness/src/conformance.rs.
+// `check_framing` in host-harness/src/conformance/fixture.rs.
 
 /** Invisible characters dropped before the framing check. */
 const isInvisible = (cp) => (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2060 && cp <= 0x2064) || cp === 0xfeff;

@@ -1,7 +1,9 @@
 // JSON as the Rust runner (serde_json) sees and writes it, so that what this
-// runner sends the component and prints is byte for byte what the wasmtime
-// runner would: integers beyond 2^53 stay exact, objects are written with
-// their keys sorted (serde_json's map is a BTreeMap), compact by default.
+// runner sends the component and prints is what the wasmtime runner would:
+// integers beyond 2^53 stay exact, objects are written with their keys sorted
+// (serde_json's map is a BTreeMap), compact by default. One difference: a
+// float with an integral value prints as `1` (JavaScript has one number
+// type) where serde writes `1.0`; the matcher compares numbers, not text.
 
 /** Parses JSON, keeping integers that a double cannot hold as BigInt (serde keeps them as i64/u64). */
 export function parseJson(text) {

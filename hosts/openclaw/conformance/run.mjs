@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The conformance suite (tests/conformance/, see its README) against the
 // memory-core component under Node, through jco: the Node counterpart of
-// `memory-harness conformance` (host-harness/src/conformance.rs).
+// `memory-harness conformance` (host-harness/src/conformance/mod.rs).
 //
 //   node hosts/openclaw/conformance/run.mjs tests/conformance [--filter SUBSTR]
 //

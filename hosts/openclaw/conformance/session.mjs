@@ -1,14 +1,14 @@
-// The session of host-harness/src/session/ and config.rs for one
-// scenario: the workspace lock, the component with the scenario's settings,
-// embedder and scripted model, the clock, and the active projects.
+// The session of one scenario (`open_session` in
+// host-harness/src/conformance/mod.rs): the workspace lock, the component
+// with the scenario's settings, embedder and scripted model, the clock, and
+// the active projects.
 
-import { describeSettings, MemoryComponent, resolveSettings } from "../lib/component.js";
+import { describeSettings, MemoryComponent } from "../lib/component.js";
 import { acquireWorkspaceLock } from "../lib/lock.js";
 import { parseTime } from "./clock.mjs";
 import { embedderFor, scriptedModel } from "./doubles.mjs";
 import { toJsonText } from "./json.mjs";
 import { ActiveProjects } from "./project.mjs";
-import { readReply } from "./schema.mjs";
 import { joinPath } from "./workspace.mjs";
 
 const DEFAULT_NOW = "2026-12-02";
@@ -33,71 +33,45 @@ async function componentConfig(settings) {
 
 /** The scripted replies, with `append_to` made a path in the workspace (a concurrent editor). */
 function modelScript(replies, workspace) {
-  return replies.map((raw, i) => {
-    const reply = readReply(raw, i + 1);
-    if (reply.append_to !== undefined) reply.append_to = joinPath(workspace, reply.append_to);
-    return reply;
-  });
+  return replies.map((reply) => (reply.append_to === undefined ? reply : { ...reply, append_to: joinPath(workspace, reply.append_to) }));
 }
 
 /**
- * The session of `session/mod.rs`: the workspace lock, the component (which
- * instantiates lazily, at the first call, as the wasmtime host does), the
- * clock, and the active projects.
+ * The session: the workspace lock, the component (instantiated and opened at
+ * its first call, and again after a restart, as the wasmtime host does), the
+ * clock and its offset, and the active projects.
  */
 export async function openSession(scenario, workspace) {
   const embedder = embedderFor(scenario.embedder ?? "none");
-  const config = await componentConfig(scenario.settings);
-  const { dreamGates } = await resolveSettings(config);
+  const config = await componentConfig(scenario.settings ?? {});
   const clock = parseTime(scenario.now ?? DEFAULT_NOW);
   const release = acquireWorkspaceLock(workspace);
-  try {
-    const replies = scenario.model_replies === undefined ? undefined : modelScript(scenario.model_replies, workspace);
-    const memory = new MemoryComponent({
-      workspaceDir: workspace,
-      config,
-      embedder,
-      model: replies === undefined ? undefined : scriptedModel(replies, (v) => toJsonText(v)),
-      lock: false, // the session holds it, from now until the end
-    });
-    return {
-      memory,
-      nowMs: clock.ms,
-      // Never the host's zone: the offset `now` is written with, else 0.
-      utcOffsetMinutes: clock.offsetMinutes ?? 0,
-      projects: new ActiveProjects(),
-      /** The gates a `dream` step's `gates` override (the component's, resolved). */
-      dreamGates,
-      /** A step's `now`: the clock and the offset it is written with (`set_clock` in conformance.rs). */
-      setClock(text) {
-        const at = parseTime(text);
-        this.nowMs = at.ms;
-        this.utcOffsetMinutes = at.offsetMinutes ?? 0;
-      },
-      /** The context of a turn typed by the owner on the command line. */
-      context() {
-        return {
-          nowMs: BigInt(this.nowMs),
-          sessionId: undefined,
-          sessionKind: "interactive",
-          channel: "cli",
-          sender: undefined,
-          senderIsOwner: true,
-          activeProjects: this.projects.keys(),
-          utcOffsetMinutes: this.utcOffsetMinutes,
-        };
-      },
-      async close() {
-        try {
-          await memory.close();
-        } finally {
-          release();
-        }
-      },
-    };
-  } catch (error) {
-    release();
-    throw error;
-  }
+  const replies = scenario.model_replies;
+  const memory = new MemoryComponent({
+    workspaceDir: workspace,
+    config,
+    embedder,
+    model: replies === undefined ? undefined : scriptedModel(modelScript(replies, workspace), (v) => toJsonText(v)),
+    lock: false, // the session holds it, from now until the end
+  });
+  return {
+    memory,
+    nowMs: clock.ms,
+    // Never the host's zone: the offset `now` is written with, else 0.
+    utcOffsetMinutes: clock.offsetMinutes ?? 0,
+    projects: new ActiveProjects(),
+    /** A step's `now`: the clock and the offset it is written with (`set_clock` in mod.rs). */
+    setClock(text) {
+      const at = parseTime(text);
+      this.nowMs = at.ms;
+      this.utcOffsetMinutes = at.offsetMinutes ?? 0;
+    },
+    async close() {
+      try {
+        await memory.close();
+      } finally {
+        release();
+      }
+    },
+  };
 }
-

@@ -1,7 +1,7 @@
 // The runner's side of the workspace: the fixture copy, the snapshots behind
 // the invariants (Markdown files unchanged by reads, only appended to by
 // writes), and the host-side file edits of the steps. Ported from
-// host-harness/src/conformance.rs.
+// host-harness/src/conformance/fixture.rs.
 
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
@@ -82,9 +82,8 @@ export function changedPaths(a, b) {
   return [...a.keys(), ...b.keys()].filter((key) => !sameEntry(a.get(key), b.get(key)));
 }
 
-export function sameSnapshot(a, b) {
-  return a.size === b.size && changedPaths(a, b).length === 0;
-}
+/** Rust's `{:?}` of a Vec<String>, for messages naming paths. */
+export const debugList = (items) => `[${items.map((item) => JSON.stringify(item)).join(", ")}]`;
 
 /** Every file that existed before still starts with exactly its old bytes. */
 export function checkAppendOnly(root, before) {

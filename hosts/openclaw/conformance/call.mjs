@@ -1,0 +1,248 @@
+// A component call step (`call`): the function named `<interface>.<function>`
+// with its arguments as data, built into jco values by the one rule of
+// values.mjs from the types in tests/conformance/calls.json, and its answer
+// rendered back by the same rule. Nothing here knows any function's shape;
+// the only per-call knowledge is which calls must leave the Markdown
+// unchanged or only appended to. A port of host-harness/src/conformance/call.rs,
+// but for the call deadline: MemoryComponent sets none (the model's own
+// deadline is enforced by its import), so `dream.run` needs no extra time.
+
+import fs from "node:fs";
+import { MemoryError } from "../lib/component.js";
+import { parseNow } from "./clock.mjs";
+import { checkOrExplain } from "./expect.mjs";
+import { checkFraming, framedAsTrusted } from "./framing.mjs";
+import { toJsonText } from "./json.mjs";
+import { camel, fieldsIntoJco, fromJco, kindOf, pascal } from "./values.mjs";
+import * as files from "./workspace.mjs";
+
+/** Calls that only read Markdown: a change to any file outside `.memory/` fails the step. */
+const READ_CALLS = new Set([
+  "store.sync",
+  "store.status",
+  "recall.search",
+  "recall.get",
+  "bootstrap.load",
+  "inject.trigger-inject",
+  "report.gather",
+]);
+/** Calls that may write Markdown, only by appending. (`write.forget` removes lines; its scenarios check the files themselves.) */
+const APPEND_CALLS = new Set(["write.note", "write.ingest", "write.flush", "intents.create"]);
+
+/** The component's calls and their WIT types, found in the repository (not beside a scenario: the poisoning suite is written to a temporary directory). */
+const CALLS_FILE = new URL("../../../tests/conformance/calls.json", import.meta.url);
+const GUEST_WORKSPACE = "/workspace";
+
+let described;
+/** A call's entry in calls.json (`{call, interface, function, params, result}`); the file is read once. */
+function lookup(name) {
+  described ??= new Map(JSON.parse(fs.readFileSync(CALLS_FILE, "utf8")).calls.map((c) => [c.call, c]));
+  const call = described.get(name);
+  if (call === undefined) throw new Error(`the component exports no \`${name}\`; it exports ${[...described.keys()].sort().join(", ")}`);
+  return call;
+}
+
+const isBorrow = (param) => kindOf(param.type)[0] === "borrow";
+
+/**
+ * The calls of one scenario's session, and the defaults of the records a
+ * request may leave out: the turn context (from the session's clock and
+ * projects) and the dream gates (the component's own, resolved).
+ */
+export class Calls {
+  #session;
+  #gates = {};
+
+  constructor(session) {
+    this.#session = session;
+  }
+
+  /** The calls of `session`, with the dream gates of `config.resolve("/workspace", "{}")`. */
+  static async of(session) {
+    const calls = new Calls(session);
+    const resolved = await calls.answer("config.resolve", { workspace: GUEST_WORKSPACE, settings_json: "{}" });
+    if (Object.hasOwn(resolved, "err")) throw new Error(`config.resolve failed: ${toJsonText(resolved.err)}`);
+    calls.#gates = resolved.ok.dream_gates;
+    return calls;
+  }
+
+  /** Runs a call step: the call (`repeat` times), the file invariants, and the step's expectation. */
+  async run(step, workspace) {
+    const name = step.call;
+    const args = step.args ?? {};
+    const watched = READ_CALLS.has(name) || APPEND_CALLS.has(name);
+    const before = watched ? files.snapshot(workspace) : null;
+    // `repeat`: the same call N times (recall signals); the last answer is
+    // checked, and every earlier one must succeed.
+    for (let n = 1; n < (step.repeat ?? 1); n += 1) {
+      const earlier = await this.answer(name, args);
+      if (Object.hasOwn(earlier, "err")) throw new Error(`a repeated call failed: ${toJsonText(earlier.err)}`);
+    }
+    const answer = await this.answer(name, args);
+    if (before !== null) checkMarkdownKept(name, workspace, before);
+    checkAnswer(step, answer);
+  }
+
+  /**
+   * Makes the call and renders its answer as a `result` is: `{ok}`, or
+   * `{err}` for the component's error; a trap or a host failure throws.
+   */
+  async answer(name, args) {
+    const call = lookup(name);
+    const resolved = await this.#resolveHelpers(args);
+    const defaults = { context: turnContext(this.#session), gates: this.#gates };
+    const built = fieldsIntoJco(call.params.filter((p) => !isBorrow(p)), resolved, defaults, "$args");
+    let outcome;
+    try {
+      outcome = await this.#session.memory.call((exports, memory) => {
+        const params = call.params.map((p) => (isBorrow(p) ? memory : built[camel(p.name)]));
+        return invoke(exports, call, params);
+      }, name);
+    } catch (error) {
+      // The instance's `open` refused the workspace: every call answers with
+      // that error, rendered as any variant is.
+      if (error instanceof MemoryError && !error.trapped) return { err: { kind: error.kind, value: error.detail } };
+      throw new Error(`the call failed: ${describeFailure(error)}`);
+    }
+    return render(call.result, outcome);
+  }
+
+  /**
+   * Replaces the argument helpers: `{"$time": "2026-12-03T09:00:00Z"}` (the
+   * time in ms), `{"$jsonl": [...]}` (one JSON text per line) and
+   * `{"$call": "user.show", "field": "hash"}` (a field of another call's
+   * answer, made just before).
+   */
+  async #resolveHelpers(value) {
+    if (Array.isArray(value)) {
+      const items = [];
+      for (const item of value) items.push(await this.#resolveHelpers(item));
+      return items;
+    }
+    if (value === null || typeof value !== "object") return value;
+    if (Object.hasOwn(value, "$time")) {
+      if (typeof value.$time !== "string") throw new Error("$time needs a date or time");
+      return parseNow(value.$time);
+    }
+    if (Object.hasOwn(value, "$jsonl")) {
+      if (!Array.isArray(value.$jsonl)) throw new Error("$jsonl needs an array");
+      return value.$jsonl.map((line) => `${toJsonText(line)}\n`).join("");
+    }
+    if (Object.hasOwn(value, "$call")) return this.#helperCall(value);
+    const resolved = {};
+    for (const [key, item] of Object.entries(value)) resolved[key] = await this.#resolveHelpers(item);
+    return resolved;
+  }
+
+  async #helperCall({ $call: name, field, args }) {
+    if (typeof name !== "string") throw new Error("$call needs a call name");
+    const answer = await this.answer(name, args ?? {});
+    if (Object.hasOwn(answer, "err")) throw new Error(`${name} failed: ${toJsonText(answer.err)}`);
+    if (field === undefined) return answer.ok;
+    if (!Object.hasOwn(answer.ok ?? {}, field)) throw new Error(`${name} has no field \`${field}\``);
+    return answer.ok[field];
+  }
+
+  /**
+   * The runner's check of every hit's framing (`search_framing`): one block,
+   * opened and closed once (also after removing invisible characters and
+   * mapping look-alike brackets), and text holding `marker` never presented
+   * as trusted. Result `{"hits": N}`.
+   */
+  async searchFraming(step) {
+    const request = { query: step.query, max_results: step.max_results ?? 20, min_score: 0 };
+    const answer = await this.answer("recall.search", { request });
+    if (Object.hasOwn(answer, "err")) throw new Error(`the search failed: ${toJsonText(answer.err)}`);
+    const { hits } = answer.ok;
+    for (const hit of hits) {
+      checkFraming(hit.framed, hit.citation);
+      const holdsMarker = step.marker !== undefined && hit.snippet.toLowerCase().includes(step.marker.toLowerCase());
+      if (holdsMarker && framedAsTrusted(hit.framed)) {
+        throw new Error(`${hit.citation} holds ${JSON.stringify(step.marker)} and is framed as trusted:\n${hit.framed}`);
+      }
+    }
+    return { hits: hits.length };
+  }
+}
+
+/**
+ * The turn a call's `context` starts from: the scenario's clock and offset,
+ * the owner in person in an interactive session on the `cli` channel, the
+ * session's active projects.
+ */
+function turnContext(session) {
+  return {
+    now_ms: session.nowMs,
+    session_id: null,
+    session_kind: "interactive",
+    channel: "cli",
+    sender: null,
+    sender_is_owner: true,
+    active_projects: session.projects.keys(),
+    utc_offset_minutes: session.utcOffsetMinutes,
+    taint: null,
+  };
+}
+
+/**
+ * Calls the jco export of a WIT function (`search`, `[method]memory.sync`,
+ * `[static]memory.open`) with its parameters in order: a method is called on
+ * its first, the resource. jco returns a `result`'s ok value and throws its
+ * error (with a `payload`): both come back as jco gives a `result` inside a
+ * value, `{tag, val}`; anything else thrown is a failure.
+ */
+async function invoke(exports, call, params) {
+  const [, kind, resource, name] = call.function.match(/^(?:\[(method|static)\]([^.]+)\.)?(.+)$/);
+  const iface = exports[call.interface];
+  try {
+    if (kind === "method") {
+      const [self, ...rest] = params;
+      return { tag: "ok", val: await self[camel(name)](...rest) };
+    }
+    const owner = kind === "static" ? iface[pascal(resource)] : iface;
+    return { tag: "ok", val: await owner[camel(name)](...params) };
+  } catch (error) {
+    if (error !== null && typeof error === "object" && Object.hasOwn(error, "payload")) return { tag: "err", val: error.payload };
+    throw error;
+  }
+}
+
+/**
+ * A call's answer by the rule: a `result` as `{ok}` or `{err}` (the
+ * component's `error` variant as `{kind, value}`), a value of any other type
+ * as `{ok}`.
+ */
+function render(type, outcome) {
+  return kindOf(type)[0] === "result" ? fromJco(type, outcome) : { ok: fromJco(type, outcome.val) };
+}
+
+/** A failed call: a trap (the instance is gone; the next call gets a fresh one), or a failure of this host with its stack. */
+function describeFailure(error) {
+  if (error?.trapped) return `the component stopped: ${error.detail}`;
+  return error?.stack ?? String(error);
+}
+
+/** Markdown files are never rewritten: unchanged by reads, only appended to by writes. */
+function checkMarkdownKept(name, workspace, before) {
+  if (APPEND_CALLS.has(name)) {
+    files.checkAppendOnly(workspace, before);
+    return;
+  }
+  const changed = files.changedPaths(before, files.snapshot(workspace));
+  if (changed.length > 0) throw new Error(`the call changed memory files on disk: ${files.debugList(changed)}`);
+}
+
+/** The answer against `expect` / `expect_error`. */
+function checkAnswer(step, answer) {
+  const pretty = (v) => toJsonText(v, { pretty: true });
+  if (Object.hasOwn(answer, "ok")) {
+    if (step.expect_error !== undefined) {
+      throw new Error(`expected the error ${toJsonText(step.expect_error)}, got the result ${pretty(answer.ok)}`);
+    }
+    // `"expect": null` checks nothing, as serde reads it in the Rust runner.
+    if (step.expect != null) checkOrExplain(step.expect, answer.ok, "$", `full result: ${pretty(answer.ok)}`);
+    return;
+  }
+  if (step.expect_error === undefined) throw new Error(`the component answered with an error: ${toJsonText(answer.err)}`);
+  checkOrExplain(step.expect_error, answer.err, "$error", `actual error: ${toJsonText(answer.err)}`);
+}
