@@ -230,11 +230,11 @@ impl Calls {
             Value::Object(map) if map.contains_key("$call") => {
                 let name = map["$call"].as_str().context("$call needs a call name")?;
                 let field = map.get("field").and_then(Value::as_str);
-                let args = map
-                    .get("args")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
+                let args = match map.get("args") {
+                    None => Map::new(),
+                    Some(Value::Object(args)) => args.clone(),
+                    Some(other) => bail!("$call's args must be an object, not {other}"),
+                };
                 let value = self
                     .answer(session, name, &args)?
                     .map_err(|e| anyhow!("{name} failed: {e}"))?;

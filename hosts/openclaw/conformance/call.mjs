@@ -51,19 +51,21 @@ const isBorrow = (param) => kindOf(param.type)[0] === "borrow";
  */
 export class Calls {
   #session;
-  #gates = {};
+  /** The component's own dream gates, asked for the first time a call takes gates, so setting up touches no instance. */
+  #gates;
 
   constructor(session) {
     this.#session = session;
   }
 
-  /** The calls of `session`, with the dream gates of `config.resolve("/workspace", "{}")`. */
-  static async of(session) {
-    const calls = new Calls(session);
-    const resolved = await calls.answer("config.resolve", { workspace: GUEST_WORKSPACE, settings_json: "{}" });
-    if (Object.hasOwn(resolved, "err")) throw new Error(`config.resolve failed: ${toJsonText(resolved.err)}`);
-    calls.#gates = resolved.ok.dream_gates;
-    return calls;
+  /** The dream gates a request leaves out: `config.resolve("/workspace", "{}")`'s. */
+  async #defaultGates() {
+    if (this.#gates === undefined) {
+      const resolved = await this.answer("config.resolve", { workspace: GUEST_WORKSPACE, settings_json: "{}" });
+      if (Object.hasOwn(resolved, "err")) throw new Error(`config.resolve failed: ${toJsonText(resolved.err)}`);
+      this.#gates = resolved.ok.dream_gates;
+    }
+    return this.#gates;
   }
 
   /** Runs a call step: the call (`repeat` times), the file invariants, and the step's expectation. */
@@ -90,7 +92,8 @@ export class Calls {
   async answer(name, args) {
     const call = lookup(name);
     const resolved = await this.#resolveHelpers(args);
-    const defaults = { context: turnContext(this.#session), gates: this.#gates };
+    const defaults = { context: turnContext(this.#session) };
+    if (call.params.some((p) => hasField(p.type, "gates"))) defaults.gates = await this.#defaultGates();
     const built = fieldsIntoJco(call.params.filter((p) => !isBorrow(p)), resolved, defaults, "$args");
     let outcome;
     try {
@@ -163,6 +166,14 @@ export class Calls {
     }
     return { hits: hits.length };
   }
+}
+
+/** Whether a value of WIT type `type` holds a record field called `name`. */
+function hasField(type, name) {
+  const [kind, inner] = kindOf(type);
+  if (kind === "record") return inner.some((f) => f.name === name || hasField(f.type, name));
+  if (kind === "option" || kind === "list") return hasField(inner, name);
+  return false;
 }
 
 /**

@@ -43,9 +43,7 @@ async function runParsed(scenario, fixture, label) {
     fs.mkdirSync(workspace);
     if (isDirectory(fixture)) copyTree(fixture, workspace);
     session = await openSession(scenario, workspace);
-    const calls = await Calls.of(session).catch((error) => {
-      throw new Error(`${label}: setting up: ${error.message}`);
-    });
+    const calls = new Calls(session);
     const saved = { snapshot: undefined };
     for (const [index, step] of scenario.steps.entries()) {
       const note = step.note === undefined ? "" : `: ${step.note}`;
