@@ -8,7 +8,7 @@
 //! it, it is inside one intact block that does not call it trusted. A trusted
 //! fact is promoted by the same sweep, so a pass is never an idle pipeline.
 
-use crate::conformance::{parse, run_parsed, Scenario};
+use crate::conformance::{parse, run_parsed, Scenario, Target};
 use anyhow::Context;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -206,11 +206,12 @@ fn scenario_json(case: &Case, fixture: &Path) -> anyhow::Result<Value> {
 }
 
 pub fn run_case(case: &Case, fixture: &Path, component: &Path) -> anyhow::Result<()> {
+    let target = Target::Sandbox(component);
     let scenario = scenario(case, fixture)?;
     run_parsed(
         &scenario,
         fixture,
         &format!("poisoning case {}", case.id),
-        component,
+        target,
     )
 }

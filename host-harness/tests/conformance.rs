@@ -2,7 +2,7 @@
 //! one test per scenario folder.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use memory_harness::conformance::{discover, run_scenario};
+use memory_harness::conformance::{discover, run_scenario, Target};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -30,7 +30,7 @@ fn main() {
                         component.display()
                     )));
                 }
-                run_scenario(&dir, &component).map_err(|e| Failed::from(format!("{e:#}")))
+                run_scenario(&dir, Target::Sandbox(&component)).map_err(|e| Failed::from(format!("{e:#}")))
             })
         })
         .chain(std::iter::once(calls))
@@ -70,7 +70,7 @@ fn mistyped_arguments(component: PathBuf) -> Trial {
                 &scenario,
                 empty.path(),
                 "inline",
-                &component,
+                Target::Sandbox(&component),
             ) {
                 Ok(()) => Err(Failed::from(format!("{args} ran"))),
                 Err(e) if format!("{e:#}").contains(wanted) => Ok(()),

@@ -4,6 +4,7 @@
 
 use super::global::Global;
 use clap::Args;
+use memory_harness::conformance::Target;
 use std::path::PathBuf;
 
 /// `conformance`'s flags.
@@ -16,6 +17,11 @@ pub struct ConformanceArgs {
     /// tests/conformance/calls.json holds) instead of running anything.
     #[arg(long)]
     describe_calls: bool,
+    /// Run against the memory-core crate compiled into the harness instead
+    /// of the component in the sandbox (no wasm build; the sandbox's own
+    /// limits are not exercised).
+    #[arg(long)]
+    native: bool,
     /// Only scenarios whose path contains this.
     #[arg(long)]
     filter: Option<String>,
@@ -35,6 +41,7 @@ pub fn conformance(
     ConformanceArgs {
         dir,
         describe_calls,
+        native,
         filter,
     }: ConformanceArgs,
 ) -> anyhow::Result<i32> {
@@ -46,8 +53,12 @@ pub fn conformance(
         return Ok(0);
     }
     let dir = dir.expect("clap requires it without --describe-calls");
-    let (passed, failed) =
-        memory_harness::conformance::run_all(&dir, &resolved.component, filter.as_deref())?;
+    let target = if native {
+        Target::Native
+    } else {
+        Target::Sandbox(&resolved.component)
+    };
+    let (passed, failed) = memory_harness::conformance::run_all(&dir, target, filter.as_deref())?;
     println!("{passed} passed, {failed} failed");
     Ok(if failed == 0 { 0 } else { 1 })
 }

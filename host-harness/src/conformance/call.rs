@@ -1,23 +1,23 @@
 //! A component call step (`call`): the function named `<interface>.<function>`
-//! with its arguments as data, built into WIT values by the one rule of
-//! `wit_json`, and its result rendered back by the same rule. Nothing here
-//! knows any function's shape; the only per-call knowledge is which calls
-//! must leave the Markdown unchanged or only appended to.
+//! with its arguments as data, completed and checked by the one rule of
+//! `wit_json` against the function's types, made by the driver (the sandbox
+//! or the crate natively), and its answer rendered back by the same rule.
+//! Nothing here knows any function's shape; the only per-call knowledge is
+//! which calls must leave the Markdown unchanged or only appended to.
 
+use super::driver::{split, CallType};
 use super::expect::check;
 use super::fixture::{changed_paths, check_append_only, check_framing, snapshot};
-use super::wit_json::{self, json_key, Defaults};
-use super::Step;
+use super::wit_json::{self, Defaults};
+use super::{Run, Step, Turn};
 use crate::clock::parse_now;
-use crate::host::{error_kind, error_message, CallError, Export};
-use crate::session::Session;
+use crate::host::Export;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Map, Value};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
-use wasmtime::component::{Type, Val};
 
 /// Calls that only read Markdown: a change to any file outside `.memory/`
 /// fails the step.
@@ -39,10 +39,10 @@ const APPEND_CALLS: &[&str] = &[
     "intents.create",
 ];
 
-/// The component's exports by call name, and the defaults of the records a
-/// request may leave out.
+/// The component's calls by name, and the defaults of the records a request
+/// may leave out.
 pub struct Calls {
-    exports: BTreeMap<String, Export>,
+    calls: BTreeMap<String, CallType>,
     /// The component's own dream gates (`config.resolve`), asked for the first
     /// time a call takes gates, so setting up touches no instance.
     gates: OnceCell<Value>,
@@ -52,43 +52,39 @@ pub struct Calls {
 type Answer = Result<Value, Value>;
 
 impl Calls {
-    /// The exports of the session's component.
-    pub fn of(session: &Session) -> Calls {
-        let exports = session
-            .host
-            .exports()
+    /// The calls the driver knows.
+    pub fn of(run: &Run) -> anyhow::Result<Calls> {
+        let calls = run
+            .driver
+            .calls()?
             .into_iter()
-            .map(|e| (e.call.clone(), e))
+            .map(|c| (c.call.clone(), c))
             .collect();
-        Calls {
-            exports,
+        Ok(Calls {
+            calls,
             gates: OnceCell::new(),
-        }
+        })
     }
 
     /// The dream gates a request leaves out: the component's resolved
     /// defaults.
-    fn default_gates(&self, session: &mut Session) -> anyhow::Result<Value> {
+    fn default_gates(&self, run: &mut Run) -> anyhow::Result<Value> {
         if let Some(gates) = self.gates.get() {
             return Ok(gates.clone());
         }
         let args = json!({"workspace": crate::host::GUEST_WORKSPACE, "settings_json": "{}"});
         let resolved = self
-            .answer(
-                session,
-                "config.resolve",
-                args.as_object().expect("an object"),
-            )?
+            .answer(run, "config.resolve", args.as_object().expect("an object"))?
             .map_err(|e| anyhow!("config.resolve failed: {e}"))?;
         let gates = resolved["dream_gates"].clone();
         Ok(self.gates.get_or_init(|| gates).clone())
     }
 
-    fn export(&self, name: &str) -> anyhow::Result<&Export> {
-        self.exports.get(name).with_context(|| {
+    fn call_type(&self, name: &str) -> anyhow::Result<&CallType> {
+        self.calls.get(name).with_context(|| {
             format!(
                 "the component exports no `{name}`; it exports {}",
-                self.exports.keys().cloned().collect::<Vec<_>>().join(", ")
+                self.calls.keys().cloned().collect::<Vec<_>>().join(", ")
             )
         })
     }
@@ -97,7 +93,7 @@ impl Calls {
     /// the step's expectation.
     pub fn run(
         &self,
-        session: &mut Session,
+        run: &mut Run,
         workspace: &Path,
         step: &Step,
         name: &str,
@@ -111,11 +107,11 @@ impl Calls {
         // `repeat`: the same call N times (recall signals); the last answer
         // is checked, and every earlier one must succeed.
         for _ in 1..step.repeat.unwrap_or(1) {
-            if let Err(error) = self.answer(session, name, &args)? {
+            if let Err(error) = self.answer(run, name, &args)? {
                 bail!("a repeated call failed: {error}");
             }
         }
-        let answer = self.answer(session, name, &args)?;
+        let answer = self.answer(run, name, &args)?;
         if let Some(before) = before {
             if APPEND_CALLS.contains(&name) {
                 check_append_only(workspace, &before)?;
@@ -150,49 +146,45 @@ impl Calls {
     /// an error of the step.
     pub fn answer(
         &self,
-        session: &mut Session,
+        run: &mut Run,
         name: &str,
         args: &Map<String, Value>,
     ) -> anyhow::Result<Answer> {
-        let export = self.export(name)?;
-        let args = self.resolve_helpers(session, &Value::Object(args.clone()))?;
+        let call = self.call_type(name)?;
+        let args = self.resolve_helpers(run, &Value::Object(args.clone()))?;
         let args = args.as_object().expect("an object stays an object");
-        let mut defaults: Defaults = BTreeMap::from([("context", turn_context(session))]);
-        if export.params.iter().any(|(_, ty)| has_field(ty, "gates")) {
-            defaults.insert("gates", self.default_gates(session)?);
+        let mut defaults: Defaults = BTreeMap::from([("context", turn_context(&run.turn))]);
+        if call
+            .params
+            .iter()
+            .any(|(_, ty)| wit_json::has_field(ty, "gates"))
+        {
+            defaults.insert("gates", self.default_gates(run)?);
         }
-        let wanted: Vec<(&str, Type)> = export
+        let wanted: Vec<(&str, &Value)> = call
             .params
             .iter()
-            .filter(|(_, ty)| !matches!(ty, Type::Borrow(_)))
-            .map(|(name, ty)| (name.as_str(), ty.clone()))
+            .filter(|(_, ty)| !CallType::takes_memory(ty))
+            .map(|(name, ty)| (name.as_str(), ty))
             .collect();
-        let mut built = wit_json::fields_from_json(&wanted, args, &defaults, "$args")?.into_iter();
-        let params: Vec<Option<Val>> = export
+        let mut built = wit_json::complete_fields(&wanted, args, &defaults, "$args")?;
+        let params: Vec<Option<Value>> = call
             .params
             .iter()
-            .map(|(_, ty)| match ty {
-                Type::Borrow(_) => None,
-                _ => built.next().map(|(_, v)| v),
+            .map(|(name, ty)| {
+                (!CallType::takes_memory(ty)).then(|| {
+                    built
+                        .remove(&wit_json::json_key(name))
+                        .unwrap_or(Value::Null)
+                })
             })
             .collect();
         let extra = self.extra_time(name, args);
-        let value = match session.host.call_export(export, extra, params) {
-            Ok(value) => value,
-            // The instance's `open` refused the workspace: every call
-            // answers with that error, rendered as any variant is.
-            Err(CallError::Memory(error)) => {
-                return Ok(Err(
-                    json!({"kind": error_kind(&error), "value": error_message(&error)}),
-                ))
-            }
-            Err(error) => bail!("the call failed: {error}"),
-        };
-        Ok(match value {
-            Val::Result(Ok(v)) => Ok(v.as_deref().map_or(Value::Null, wit_json::to_json)),
-            Val::Result(Err(e)) => Err(e.as_deref().map_or(Value::Null, wit_json::to_json)),
-            other => Ok(wit_json::to_json(&other)),
-        })
+        let rendered = run
+            .driver
+            .call(call, params, extra)
+            .map_err(|e| anyhow!("the call failed: {e:#}"))?;
+        Ok(split(&call.result, rendered))
     }
 
     /// A sweep waits for one model turn on top of its own work, as the
@@ -215,7 +207,7 @@ impl Calls {
     /// time in ms), `{"$jsonl": [...]}` (one JSON text per line) and
     /// `{"$call": "user.show", "field": "hash"}` (a field of another call's
     /// result, made just before).
-    fn resolve_helpers(&self, session: &mut Session, value: &Value) -> anyhow::Result<Value> {
+    fn resolve_helpers(&self, run: &mut Run, value: &Value) -> anyhow::Result<Value> {
         Ok(match value {
             Value::Object(map) if map.contains_key("$time") => {
                 let text = map["$time"]
@@ -236,7 +228,7 @@ impl Calls {
                     Some(other) => bail!("$call's args must be an object, not {other}"),
                 };
                 let value = self
-                    .answer(session, name, &args)?
+                    .answer(run, name, &args)?
                     .map_err(|e| anyhow!("{name} failed: {e}"))?;
                 match field {
                     Some(field) => value
@@ -248,13 +240,13 @@ impl Calls {
             }
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| Ok((k.clone(), self.resolve_helpers(session, v)?)))
+                    .map(|(k, v)| Ok((k.clone(), self.resolve_helpers(run, v)?)))
                     .collect::<anyhow::Result<_>>()?,
             ),
             Value::Array(items) => Value::Array(
                 items
                     .iter()
-                    .map(|v| self.resolve_helpers(session, v))
+                    .map(|v| self.resolve_helpers(run, v))
                     .collect::<anyhow::Result<_>>()?,
             ),
             other => other.clone(),
@@ -265,7 +257,7 @@ impl Calls {
     /// block, opened and closed once (also after removing invisible
     /// characters and mapping look-alike brackets), and text holding
     /// `marker` never presented as trusted.
-    pub fn search_framing(&self, session: &mut Session, step: &Step) -> anyhow::Result<Value> {
+    pub fn search_framing(&self, run: &mut Run, step: &Step) -> anyhow::Result<Value> {
         let query = step.query.clone().context("search_framing needs `query`")?;
         let request = json!({"request": {
             "query": query,
@@ -274,7 +266,7 @@ impl Calls {
         }});
         let result = self
             .answer(
-                session,
+                run,
                 "recall.search",
                 request.as_object().expect("an object"),
             )?
@@ -302,32 +294,20 @@ impl Calls {
     }
 }
 
-/// Whether a value of `ty` holds a record field called `name`.
-fn has_field(ty: &Type, name: &str) -> bool {
-    match ty {
-        Type::Record(record) => record
-            .fields()
-            .any(|f| json_key(f.name) == name || has_field(&f.ty, name)),
-        Type::Option(inner) => has_field(&inner.ty(), name),
-        Type::List(list) => has_field(&list.ty(), name),
-        _ => false,
-    }
-}
-
 /// The turn a call's `context` starts from: the scenario's clock and offset,
 /// the owner in person in an interactive session on the `cli` channel, the
 /// session's active projects.
-fn turn_context(session: &Session) -> Value {
+fn turn_context(turn: &Turn) -> Value {
     json!({
-        "now_ms": session.now_ms,
+        "now_ms": turn.now_ms,
         "session_id": null,
         "session_kind": "interactive",
         "channel": "cli",
         "sender": null,
         "sender_is_owner": true,
-        "active_projects": session.projects.keys(),
-        "utc_offset_minutes": session.utc_offset_minutes,
-        "taint": session.taint.map(crate::json::source_class),
+        "active_projects": turn.projects.keys(),
+        "utc_offset_minutes": turn.utc_offset_minutes,
+        "taint": null,
     })
 }
 

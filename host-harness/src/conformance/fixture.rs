@@ -3,8 +3,7 @@
 //! the instance, resolve a repository — and the snapshots behind the
 //! "files unchanged" checks. Nothing here is the component's behaviour.
 
-use super::Step;
-use crate::session::Session;
+use super::{Run, Step};
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -23,7 +22,7 @@ pub struct Saved {
 
 /// Runs a runner step; returns its result when it has one to check.
 pub fn run(
-    session: &mut Session,
+    run: &mut Run,
     workspace: &Path,
     step: &Step,
     op: &str,
@@ -42,11 +41,11 @@ pub fn run(
             // git files and make it the session's most recent project.
             let key = crate::project::project_key(&path()?)?;
             if let Some(key) = &key {
-                session.projects.prepare(key);
+                run.turn.projects.prepare(key);
             }
-            Some(json!({"key": key, "active": session.projects.keys()}))
+            Some(json!({"key": key, "active": run.turn.projects.keys()}))
         }
-        "model_calls" => Some(json!({"count": session.host.model_calls()})),
+        "model_calls" => Some(json!({"count": run.driver.model_calls()})),
         "save_files" | "save_state" => {
             saved.snapshot = Some(snapshot(workspace, op == "save_state")?);
             None
@@ -81,7 +80,7 @@ pub fn run(
             json!({ "files": list_files(workspace, step.path.as_deref().context("list_files needs `path`")?) }),
         ),
         "restart" => {
-            session.host.reset();
+            run.driver.restart();
             None
         }
         "write" | "append" => {
@@ -137,12 +136,12 @@ pub fn run(
                 .map(|m| m.len())
                 .unwrap_or(0)
                 .max(4096);
-            session.host.reset();
+            run.driver.restart();
             std::fs::write(&index, vec![0x5a; len as usize])?;
             None
         }
         "delete_index" => {
-            session.host.reset();
+            run.driver.restart();
             let _ = std::fs::remove_file(workspace.join(".memory/index.sqlite"));
             let _ = std::fs::remove_file(workspace.join(".memory/index.sqlite-journal"));
             None

@@ -5,22 +5,31 @@
 //! restarts) — and the results each must produce. The format is documented
 //! in `tests/conformance/README.md`; the Node host runs the same folders.
 //!
-//! Two invariants are checked after calls without being written in any
+//! The calls are made by a driver (`driver`): the component in the wasmtime
+//! sandbox, or the crate compiled natively (`native`, no wasm build). Two
+//! invariants are checked after calls without being written in any
 //! scenario: reading calls leave the Markdown unchanged and writing calls
-//! only append to it (`call`), and a trapped instance is replaced (the host).
+//! only append to it (`call`), and a trapped instance is replaced.
 
 mod call;
+mod driver;
 mod expect;
 mod fixture;
+mod native;
 mod schema;
 pub mod wit_json;
 
 pub use self::call::describe_calls;
 use self::call::Calls;
+use self::driver::{Driver, Sandboxed};
 pub use self::expect::check;
 use self::fixture::{copy_tree, Saved};
+use self::native::Native;
 use crate::clock::{parse_time, Parsed};
-use crate::config::{resolve, ConfigFile, Overrides};
+use crate::config::{resolve, ConfigFile, Overrides, Resolved};
+use crate::embed::Lender;
+use crate::model::ModelLender;
+use crate::project::ActiveProjects;
 use crate::session::Session;
 use anyhow::{bail, Context};
 use serde::Deserialize;
@@ -103,6 +112,29 @@ impl Step {
     }
 }
 
+/// What a scenario runs against.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// The component at this path, in the wasmtime sandbox.
+    Sandbox(&'a Path),
+    /// The `memory-core` crate compiled into this process (no wasm build).
+    Native,
+}
+
+/// A scenario under way: what makes its calls, and the turn they are made in.
+pub struct Run {
+    pub driver: Box<dyn Driver>,
+    pub turn: Turn,
+}
+
+/// The scenario's clock and the host's active projects: what a call's
+/// `context` starts from.
+pub struct Turn {
+    pub now_ms: i64,
+    pub utc_offset_minutes: i32,
+    pub projects: ActiveProjects,
+}
+
 /// Every scenario folder (one holding a `scenario.json`) under `root`, sorted.
 pub fn discover(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
@@ -133,14 +165,14 @@ pub fn parse(text: &str, label: &str) -> anyhow::Result<Scenario> {
     serde_json::from_value(value).with_context(|| format!("{label} is not a valid scenario"))
 }
 
-/// Runs one scenario against the component at `component`.
-pub fn run_scenario(dir: &Path, component: &Path) -> anyhow::Result<()> {
+/// Runs one scenario against `target`.
+pub fn run_scenario(dir: &Path, target: Target) -> anyhow::Result<()> {
     let file = dir.join("scenario.json");
     let text = std::fs::read_to_string(&file)
         .with_context(|| format!("cannot read {}", file.display()))?;
     let label = file.display().to_string();
     let scenario = parse(&text, &label)?;
-    run_parsed(&scenario, &dir.join("workspace"), &label, component)
+    run_parsed(&scenario, &dir.join("workspace"), &label, target)
 }
 
 /// Runs a scenario given as data, with the fixture directory `fixture`
@@ -149,7 +181,7 @@ pub fn run_parsed(
     scenario: &Scenario,
     fixture: &Path,
     label: &str,
-    component: &Path,
+    target: Target,
 ) -> anyhow::Result<()> {
     let temp = tempfile::tempdir()?;
     let workspace = temp.path().join("workspace");
@@ -157,8 +189,8 @@ pub fn run_parsed(
     if fixture.is_dir() {
         copy_tree(fixture, &workspace)?;
     }
-    let mut session = open_session(scenario, temp.path(), &workspace, component)?;
-    let calls = Calls::of(&session);
+    let mut run = start(scenario, temp.path(), &workspace, target)?;
+    let calls = Calls::of(&run)?;
     let mut saved = Saved::default();
     for (number, step) in scenario.steps.iter().enumerate() {
         let label = format!(
@@ -172,21 +204,54 @@ pub fn run_parsed(
                 .unwrap_or_default()
         );
         if let Some(at) = &step.now {
-            set_clock(&mut session, parse_time(at).with_context(|| label.clone())?);
+            set_clock(
+                &mut run.turn,
+                parse_time(at).with_context(|| label.clone())?,
+            );
         }
-        run_step(&mut session, &calls, &workspace, step, &mut saved).with_context(|| label)?;
+        run_step(&mut run, &calls, &workspace, step, &mut saved).with_context(|| label)?;
     }
     Ok(())
 }
 
-/// The harness session of a scenario: its workspace, the scripted model
-/// (written to `scratch`), the embedder, the settings and the clock.
-fn open_session(
+/// The driver of a scenario over its workspace, with the scripted model
+/// (written to `scratch`), the embedder, the settings, and its clock.
+fn start(
     scenario: &Scenario,
     scratch: &Path,
     workspace: &Path,
-    component: &Path,
-) -> anyhow::Result<Session> {
+    target: Target,
+) -> anyhow::Result<Run> {
+    let resolved = resolve_config(scenario, scratch, workspace, target)?;
+    let driver: Box<dyn Driver> = match target {
+        Target::Sandbox(_) => Box::new(Sandboxed::new(Session::open(&resolved, 0)?)),
+        Target::Native => Box::new(Native::new(
+            workspace.to_path_buf(),
+            &crate::settings::from_scenario(&scenario.settings)?,
+            Lender::new(&resolved.embedder, resolved.embed_timeout),
+            ModelLender::new(&resolved.model, resolved.model_timeout)?,
+        )),
+    };
+    let mut turn = Turn {
+        now_ms: 0,
+        utc_offset_minutes: 0,
+        projects: ActiveProjects::default(),
+    };
+    set_clock(
+        &mut turn,
+        parse_time(scenario.now.as_deref().unwrap_or("2026-12-02"))?,
+    );
+    Ok(Run { driver, turn })
+}
+
+/// The harness configuration of a scenario: its model script, embedder and
+/// settings over the defaults.
+fn resolve_config(
+    scenario: &Scenario,
+    scratch: &Path,
+    workspace: &Path,
+    target: Target,
+) -> anyhow::Result<Resolved> {
     let model = match &scenario.model_replies {
         None => "none".to_string(),
         Some(replies) => {
@@ -209,39 +274,38 @@ fn open_session(
     let overrides = Overrides {
         model: Some(model),
         workspace: Some(workspace.to_path_buf()),
-        component: Some(component.to_path_buf()),
+        component: match target {
+            Target::Sandbox(component) => Some(component.to_path_buf()),
+            Target::Native => None,
+        },
         embedder: Some(scenario.embedder.clone().unwrap_or_else(|| "none".into())),
         settings: crate::settings::from_scenario(&scenario.settings)?,
         // Never the host's zone: the offset is the one `now` is written with.
         time_zone: Some("UTC".into()),
         ..Overrides::default()
     };
-    let resolved = resolve(&ConfigFile::default(), &overrides)?;
-    let start = parse_time(scenario.now.as_deref().unwrap_or("2026-12-02"))?;
-    let mut session = Session::open(&resolved, start.ms)?;
-    set_clock(&mut session, start);
-    Ok(session)
+    resolve(&ConfigFile::default(), &overrides)
 }
 
 /// A scenario's or step's `now`: the clock, and the turn context's
 /// `utc-offset-minutes` from its written offset (`…-05:00`: -300; `Z`, `-00:00`
 /// and a bare date: 0).
-fn set_clock(session: &mut Session, at: Parsed) {
-    session.now_ms = at.ms;
-    session.utc_offset_minutes = at.offset_minutes.unwrap_or(0);
+fn set_clock(turn: &mut Turn, at: Parsed) {
+    turn.now_ms = at.ms;
+    turn.utc_offset_minutes = at.offset_minutes.unwrap_or(0);
 }
 
 fn run_step(
-    session: &mut Session,
+    run: &mut Run,
     calls: &Calls,
     workspace: &Path,
     step: &Step,
     saved: &mut Saved,
 ) -> anyhow::Result<()> {
     let result = match (&step.call, &step.op) {
-        (Some(name), None) => return calls.run(session, workspace, step, name),
-        (None, Some(op)) if op == "search_framing" => Some(calls.search_framing(session, step)?),
-        (None, Some(op)) => fixture::run(session, workspace, step, op, saved)?,
+        (Some(name), None) => return calls.run(run, workspace, step, name),
+        (None, Some(op)) if op == "search_framing" => Some(calls.search_framing(run, step)?),
+        (None, Some(op)) => fixture::run(run, workspace, step, op, saved)?,
         _ => bail!("a step has exactly one of `call` and `op`"),
     };
     if step.expect_error.is_some() {
@@ -260,7 +324,7 @@ fn run_step(
 /// per scenario; returns (passed, failed).
 pub fn run_all(
     root: &Path,
-    component: &Path,
+    target: Target,
     filter: Option<&str>,
 ) -> anyhow::Result<(usize, usize)> {
     let mut passed = 0;
@@ -270,7 +334,7 @@ pub fn run_all(
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
         }
-        match run_scenario(&dir, component) {
+        match run_scenario(&dir, target) {
             Ok(()) => {
                 passed += 1;
                 println!("ok     {name}");

@@ -1,11 +1,15 @@
 //! The generated WIT bindings, the one place they are generated. The guest
 //! (`component`, wasm only) implements their exports; `adapter` converts
 //! between their types and the crate's on every target, so the same
-//! conversions also run natively.
+//! conversions also run natively (and, with serde, behind the harness's
+//! native conformance driver).
 
 wit_bindgen::generate!({
     world: "memory-core",
     path: "../wit",
+    // serde's default shapes, which the harness's native conformance driver
+    // maps to the scenarios' JSON by the one value rule.
+    additional_derives: [serde::Serialize, serde::Deserialize],
 });
 
 pub use exports::openclaw::memory::bootstrap as wit_bootstrap;
