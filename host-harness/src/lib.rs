@@ -7,6 +7,7 @@ pub mod clock;
 pub mod config;
 pub mod conformance;
 pub mod cron;
+pub mod driver;
 pub mod embed;
 pub mod health;
 pub mod host;

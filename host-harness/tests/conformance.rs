@@ -43,7 +43,7 @@ fn main() {
 /// without type information of their own) is what this component exports.
 fn calls_json_is_current(root: &Path, component: &Path) -> anyhow::Result<()> {
     let exports = memory_harness::host::component_exports(component)?;
-    let current = memory_harness::conformance::describe_calls(&exports);
+    let current = memory_harness::driver::describe_calls(&exports);
     let file = root.join("calls.json");
     let kept: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
     anyhow::ensure!(

@@ -48,7 +48,7 @@ pub fn conformance(
     let resolved = g.resolved(Some(PathBuf::from(".")))?;
     if describe_calls {
         let exports = memory_harness::host::component_exports(&resolved.component)?;
-        let calls = memory_harness::conformance::describe_calls(&exports);
+        let calls = memory_harness::driver::describe_calls(&exports);
         println!("{}", serde_json::to_string_pretty(&calls)?);
         return Ok(0);
     }

@@ -3,7 +3,8 @@
 //! the instance, resolve a repository — and the snapshots behind the
 //! "files unchanged" checks. Nothing here is the component's behaviour.
 
-use super::{Run, Step};
+use super::Step;
+use crate::driver::Run;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

@@ -5,28 +5,22 @@
 //! restarts) — and the results each must produce. The format is documented
 //! in `tests/conformance/README.md`; the Node host runs the same folders.
 //!
-//! The calls are made by a driver (`driver`): the component in the wasmtime
-//! sandbox, or the crate compiled natively (`native`, no wasm build). Two
+//! The calls are made by a driver (`crate::driver`): the component in the
+//! wasmtime sandbox, or the crate compiled natively (no wasm build). Two
 //! invariants are checked after calls without being written in any
 //! scenario: reading calls leave the Markdown unchanged and writing calls
 //! only append to it (`call`), and a trapped instance is replaced.
 
 mod call;
-mod driver;
 mod expect;
 mod fixture;
-mod native;
 mod schema;
-pub mod wit_json;
 
-pub use self::call::describe_calls;
-use self::call::Calls;
-use self::driver::{Driver, Sandboxed};
 pub use self::expect::check;
 use self::fixture::{copy_tree, Saved};
-use self::native::Native;
 use crate::clock::{parse_time, Parsed};
 use crate::config::{resolve, ConfigFile, Overrides, Resolved};
+use crate::driver::{Calls, Driver, Native, Run, Sandboxed, Turn};
 use crate::embed::Lender;
 use crate::model::ModelLender;
 use crate::project::ActiveProjects;
@@ -119,20 +113,6 @@ pub enum Target<'a> {
     Sandbox(&'a Path),
     /// The `memory-core` crate compiled into this process (no wasm build).
     Native,
-}
-
-/// A scenario under way: what makes its calls, and the turn they are made in.
-pub struct Run {
-    pub driver: Box<dyn Driver>,
-    pub turn: Turn,
-}
-
-/// The scenario's clock and the host's active projects: what a call's
-/// `context` starts from.
-pub struct Turn {
-    pub now_ms: i64,
-    pub utc_offset_minutes: i32,
-    pub projects: ActiveProjects,
 }
 
 /// Every scenario folder (one holding a `scenario.json`) under `root`, sorted.
@@ -303,8 +283,8 @@ fn run_step(
     saved: &mut Saved,
 ) -> anyhow::Result<()> {
     let result = match (&step.call, &step.op) {
-        (Some(name), None) => return calls.run(run, workspace, step, name),
-        (None, Some(op)) if op == "search_framing" => Some(calls.search_framing(run, step)?),
+        (Some(name), None) => return call::run_step(calls, run, workspace, step, name),
+        (None, Some(op)) if op == "search_framing" => Some(call::search_framing(calls, run, step)?),
         (None, Some(op)) => fixture::run(run, workspace, step, op, saved)?,
         _ => bail!("a step has exactly one of `call` and `op`"),
     };

@@ -1,15 +1,36 @@
-//! What runs a scenario's calls: the component in the wasmtime sandbox
-//! (`Sandboxed`), or the same crate compiled into this process
-//! (`super::native::Native`, no wasm build needed). Both speak the scenario's
-//! JSON by the one value rule; the runner above them knows neither.
+//! What makes the component's calls for the conformance runner and the
+//! benchmarks: the component in the wasmtime sandbox (`Sandboxed`), or the
+//! same crate compiled into this process (`Native`, no wasm build). Both
+//! take and give JSON by the one value rule (`wit_json`), from the calls'
+//! types as data; `Calls` makes a call by name over either.
 
-use super::wit_json;
-use crate::host::{error_kind, error_message, CallError, Export};
-use crate::session::Session;
-use anyhow::{bail, Context};
+mod calls;
+mod native;
+mod sandboxed;
+pub mod wit_json;
+
+pub use self::calls::{Answer, Calls};
+pub use self::native::Native;
+pub use self::sandboxed::Sandboxed;
+use crate::host::Export;
+use crate::project::ActiveProjects;
+use anyhow::Context;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// A driver and the turn its calls are made in.
+pub struct Run {
+    pub driver: Box<dyn Driver>,
+    pub turn: Turn,
+}
+
+/// The clock and the host's active projects: what a call's `context`
+/// starts from.
+pub struct Turn {
+    pub now_ms: i64,
+    pub utc_offset_minutes: i32,
+    pub projects: ActiveProjects,
+}
 
 /// One function a scenario can call, with its types as data (an entry of
 /// `calls.json`).
@@ -72,68 +93,8 @@ pub trait Driver {
     fn restart(&mut self);
     /// How many times the memory has asked the model so far.
     fn model_calls(&self) -> u64;
-}
-
-/// The component in the wasmtime sandbox.
-pub struct Sandboxed {
-    session: Session,
-    exports: BTreeMap<String, Export>,
-}
-
-impl Sandboxed {
-    pub fn new(session: Session) -> Sandboxed {
-        let exports = session
-            .host
-            .exports()
-            .into_iter()
-            .map(|e| (e.call.clone(), e))
-            .collect();
-        Sandboxed { session, exports }
-    }
-}
-
-impl Driver for Sandboxed {
-    fn calls(&self) -> anyhow::Result<Vec<CallType>> {
-        CallType::from_calls_json(&super::describe_calls(
-            &self.exports.values().cloned().collect::<Vec<_>>(),
-        ))
-    }
-
-    fn call(
-        &mut self,
-        call: &CallType,
-        args: Vec<Option<Value>>,
-        extra: Duration,
-    ) -> anyhow::Result<Value> {
-        let export = self
-            .exports
-            .get(&call.call)
-            .with_context(|| format!("the component exports no `{}`", call.call))?;
-        let params = call
-            .params
-            .iter()
-            .zip(args)
-            .map(|((name, ty), arg)| {
-                arg.map(|json| wit_json::to_val(ty, &json).with_context(|| format!("`{name}`")))
-                    .transpose()
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        match self.session.host.call_export(export, extra, params) {
-            Ok(value) => Ok(wit_json::to_json(&value)),
-            Err(CallError::Memory(error)) => {
-                Ok(json!({"err": {"kind": error_kind(&error), "value": error_message(&error)}}))
-            }
-            Err(error) => bail!("{error}"),
-        }
-    }
-
-    fn restart(&mut self) {
-        self.session.host.reset();
-    }
-
-    fn model_calls(&self) -> u64 {
-        self.session.host.model_calls()
-    }
+    /// The most linear memory the guest has held, where it is measured.
+    fn peak_memory_bytes(&self) -> Option<u64>;
 }
 
 /// An answer's result arm: `Ok` the value, `Err` the component's error.
@@ -150,4 +111,28 @@ pub fn split(result_type: &Value, rendered: Value) -> Result<Value, Value> {
         },
         other => Ok(other),
     }
+}
+
+/// Every call name the component exports, with its parameter and result
+/// types (`tests/conformance/calls.json`, for runners that have no type
+/// information of their own).
+pub fn describe_calls(exports: &[Export]) -> Value {
+    let calls: Vec<Value> = exports
+        .iter()
+        .map(|e| {
+            let params: Vec<Value> = e
+                .params
+                .iter()
+                .map(|(name, ty)| json!({"name": name, "type": wit_json::describe_type(ty)}))
+                .collect();
+            json!({
+                "call": e.call,
+                "interface": e.interface,
+                "function": e.function,
+                "params": params,
+                "result": e.result.as_ref().map(wit_json::describe_type),
+            })
+        })
+        .collect();
+    json!({ "calls": calls })
 }

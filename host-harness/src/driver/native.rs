@@ -10,8 +10,7 @@
 //! the memory cap) — those are the wasmtime driver's; a panic here is caught
 //! and reported as a trap, and the memory is opened again.
 
-use super::driver::{CallType, Driver};
-use super::wit_json;
+use super::{wit_json, CallType, Driver};
 use crate::embed::{EmbedFailure, Lender};
 use crate::model::{ChatMessage, ModelFailure, ModelLender, ToolCall, ToolSpec};
 use anyhow::{anyhow, bail, Context};
@@ -128,6 +127,10 @@ impl Driver for Native {
 
     fn model_calls(&self) -> u64 {
         self.model.calls()
+    }
+
+    fn peak_memory_bytes(&self) -> Option<u64> {
+        None
     }
 }
 
