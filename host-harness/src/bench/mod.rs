@@ -7,7 +7,7 @@ pub mod subject;
 
 use serde_json::{json, Value};
 use std::time::Instant;
-pub use subject::{Native, Sandboxed, Subject, SweepOutcome, Turn};
+pub use subject::{Subject, SweepOutcome, Turn};
 
 /// A small deterministic generator (64-bit LCG), so every run builds the
 /// same workspace and messages.
@@ -67,7 +67,7 @@ pub fn write_lane1_workspace(dir: &std::path::Path, entries: usize) -> anyhow::R
 /// of fifteen words; median, p95 and mean of the whole call as the host
 /// sees it.
 pub fn lane1(
-    subject: &mut dyn Subject,
+    subject: &mut Subject,
     intents: usize,
     messages: usize,
     now_ms: i64,
@@ -134,7 +134,7 @@ fn date_after(start: &str, days: i64) -> String {
 /// two queries over two days, one hit per search), then times a dry-run
 /// sweep and a real one (deterministic consolidation).
 pub fn dream(
-    subject: &mut dyn Subject,
+    subject: &mut Subject,
     entries: usize,
     recalled: usize,
     now_ms: i64,
@@ -269,7 +269,7 @@ pub struct SuiteLoad {
 /// peak guest memory. `changed_file` gets one line appended between the
 /// no-op re-sync and the next one.
 pub fn suite(
-    open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Subject>>,
+    open: &mut dyn FnMut() -> anyhow::Result<Box<Subject>>,
     files: usize,
     changed_file: &std::path::Path,
     queries: &[String],

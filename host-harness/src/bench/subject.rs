@@ -1,11 +1,17 @@
 //! What a benchmark drives: the component in the wasmtime sandbox, or the
-//! same `memory-core` crate compiled natively into this process. Both are
-//! driven through one small trait, so every workload runs unchanged on each
-//! and the cost of the sandbox is a measured ratio.
+//! same `memory-core` crate compiled natively into this process — the two
+//! drivers of the conformance runner (`crate::driver`), called by name the
+//! same way. Every workload runs unchanged on each, so the cost of the
+//! sandbox is a measured ratio.
 
-use crate::host::{wit, wit_bootstrap, wit_dream, wit_inject, wit_recall};
-use crate::session::Session;
+use crate::driver::{Calls, Driver, Native, Run, Sandboxed, Turn as Clock};
+use crate::embed::{EmbedderChoice, Lender};
+use crate::model::{ModelChoice, ModelLender};
+use crate::session::{next_batch_files, Session, SYNC_FIRST_BATCH_FILES};
 use anyhow::anyhow;
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Who a benchmark turn is, for what the component records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,246 +32,144 @@ pub struct SweepOutcome {
     pub promoted: usize,
 }
 
-pub trait Subject {
-    /// Indexes the workspace until nothing is pending.
-    fn sync(&mut self, force: bool) -> anyhow::Result<()>;
+/// A driver and the calls it knows.
+pub struct Subject {
+    run: Run,
+    calls: Calls,
+}
+
+impl Subject {
+    /// The component, through the sandbox.
+    pub fn sandboxed(session: Session) -> anyhow::Result<Subject> {
+        let utc_offset_minutes = session.utc_offset_minutes;
+        Subject::over(Box::new(Sandboxed::new(session)), utc_offset_minutes)
+    }
+
+    /// The same crate, compiled natively: no sandbox, the component's
+    /// default settings (which are also the harness's), no embedder, no
+    /// model.
+    pub fn native(workspace: &Path) -> anyhow::Result<Subject> {
+        let driver = Native::new(
+            workspace.to_path_buf(),
+            &Map::new(),
+            Lender::new(&EmbedderChoice::None, Duration::from_secs(30)),
+            ModelLender::new(&ModelChoice::None, Duration::from_secs(60))?,
+        );
+        Subject::over(Box::new(driver), 0)
+    }
+
+    fn over(driver: Box<dyn Driver>, utc_offset_minutes: i32) -> anyhow::Result<Subject> {
+        let run = Run {
+            driver,
+            turn: Clock {
+                now_ms: 0,
+                utc_offset_minutes,
+                projects: Default::default(),
+            },
+        };
+        let calls = Calls::new();
+        Ok(Subject { run, calls })
+    }
+
+    /// The call's value; the component's error is a failure of the benchmark.
+    fn call(&mut self, name: &str, now_ms: i64, args: Value) -> anyhow::Result<Value> {
+        self.run.turn.now_ms = now_ms;
+        let args = args.as_object().cloned().unwrap_or_default();
+        self.calls
+            .answer(&mut self.run, name, &args)?
+            .map_err(|error| anyhow!("{name}: {error}"))
+    }
+
+    /// A turn's `context`: the owner at a terminal, in `turn`'s session kind.
+    fn context(turn: Turn) -> Value {
+        let kind = match turn {
+            Turn::Owner => json!("interactive"),
+            Turn::Cron => json!("cron"),
+            Turn::Unattributed => Value::Null,
+        };
+        json!({ "session_kind": kind })
+    }
+
+    /// Indexes the workspace until nothing is pending, in batches sized by
+    /// time as the CLI's `index` does.
+    pub fn sync(&mut self, force: bool) -> anyhow::Result<()> {
+        let mut batch = SYNC_FIRST_BATCH_FILES;
+        let mut first = true;
+        loop {
+            let started = Instant::now();
+            let request = json!({"max_files": batch, "force": force && first});
+            let report = self.call("store.sync", 0, json!({ "request": request }))?;
+            first = false;
+            let indexed = report["files_indexed"].as_u64().unwrap_or(0) as u32;
+            batch = next_batch_files(batch, indexed, started.elapsed());
+            if report["files_pending"].as_u64() == Some(0) || indexed == 0 {
+                return Ok(());
+            }
+        }
+    }
+
     /// One search; returns the number of hits.
-    fn search(
+    pub fn search(
         &mut self,
         query: &str,
         max_results: Option<u32>,
         turn: Turn,
         now_ms: i64,
-    ) -> anyhow::Result<usize>;
-    fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()>;
-    fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()>;
+    ) -> anyhow::Result<usize> {
+        let request =
+            json!({"query": query, "max_results": max_results, "context": Self::context(turn)});
+        let result = self.call("recall.search", now_ms, json!({ "request": request }))?;
+        Ok(count(&result["hits"]))
+    }
+
+    pub fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {
+        let request = json!({"purpose": "session-start"});
+        self.call("bootstrap.load", now_ms, json!({ "request": request }))?;
+        Ok(())
+    }
+
+    pub fn create_intent(
+        &mut self,
+        text: String,
+        trigger: String,
+        now_ms: i64,
+    ) -> anyhow::Result<()> {
+        let spec = json!({"text": text, "triggers": [trigger], "origin": "sender-message"});
+        self.call("intents.create", now_ms, json!({ "spec": spec }))?;
+        Ok(())
+    }
+
     /// Lane 1 for one message; returns the number of blocks injected.
-    fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize>;
-    fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome>;
+    pub fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize> {
+        let request = json!({"message": message, "mode": "escalate"});
+        let result = self.call(
+            "inject.trigger-inject",
+            now_ms,
+            json!({ "request": request }),
+        )?;
+        Ok(count(&result["blocks"]))
+    }
+
+    pub fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome> {
+        let request = json!({"dry_run": dry_run});
+        let report = self.call("dream.run", now_ms, json!({ "request": request }))?;
+        let candidates = report["candidates"].as_array().cloned().unwrap_or_default();
+        Ok(SweepOutcome {
+            candidates: candidates.len(),
+            passing: candidates
+                .iter()
+                .filter(|c| matches!(c["verdict"].as_str(), Some("promoted" | "over-limit")))
+                .count(),
+            promoted: count(&report["added"]),
+        })
+    }
+
     /// The most linear memory the guest has held, when it is measurable.
-    fn peak_memory_bytes(&self) -> Option<u64>;
-}
-
-/// The component, through the sandbox.
-pub struct Sandboxed(pub Session);
-
-impl Sandboxed {
-    fn context(&self, turn: Turn, now_ms: i64) -> wit::TurnContext {
-        let base = self.0.context();
-        wit::TurnContext {
-            now_ms,
-            session_kind: match turn {
-                Turn::Owner => Some(wit::SessionKind::Interactive),
-                Turn::Cron => Some(wit::SessionKind::Cron),
-                Turn::Unattributed => None,
-            },
-            ..base
-        }
+    pub fn peak_memory_bytes(&self) -> Option<u64> {
+        self.run.driver.peak_memory_bytes()
     }
 }
 
-fn failed(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("{e}")
-}
-
-impl Subject for Sandboxed {
-    fn sync(&mut self, force: bool) -> anyhow::Result<()> {
-        self.0.sync_all(force, false, |_| {}).map_err(failed)?;
-        Ok(())
-    }
-
-    fn search(
-        &mut self,
-        query: &str,
-        max_results: Option<u32>,
-        turn: Turn,
-        now_ms: i64,
-    ) -> anyhow::Result<usize> {
-        let request = wit_recall::SearchRequest {
-            query: query.to_string(),
-            max_results,
-            min_score: None,
-            context: self.context(turn, now_ms),
-        };
-        Ok(self.0.host.search(&request).map_err(failed)?.hits.len())
-    }
-
-    fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {
-        let request = wit_bootstrap::BootstrapRequest {
-            purpose: wit_bootstrap::BootstrapPurpose::SessionStart,
-            context: self.context(Turn::Owner, now_ms),
-            known_digest: None,
-        };
-        self.0.host.bootstrap(&request).map_err(failed)?;
-        Ok(())
-    }
-
-    fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = crate::session::NewIntent::on_trigger(text, vec![trigger]).spec();
-        let context = self.context(Turn::Owner, now_ms);
-        self.0.host.intent_create(&spec, &context).map_err(failed)?;
-        Ok(())
-    }
-
-    fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize> {
-        let request = wit_inject::InjectRequest {
-            message,
-            mode: wit_inject::EscalationMode::Escalate,
-            context: self.context(Turn::Owner, now_ms),
-        };
-        Ok(self.0.host.inject(&request).map_err(failed)?.blocks.len())
-    }
-
-    fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome> {
-        let request = wit_dream::DreamRequest {
-            phases: Vec::new(),
-            dry_run,
-            gates: self.0.dream_gates,
-            context: self.context(Turn::Owner, now_ms),
-        };
-        let report = self.0.host.dream(&request).map_err(failed)?;
-        Ok(SweepOutcome {
-            candidates: report.candidates.len(),
-            passing: report
-                .candidates
-                .iter()
-                .filter(|c| {
-                    matches!(
-                        c.verdict,
-                        wit_dream::Verdict::Promoted | wit_dream::Verdict::OverLimit
-                    )
-                })
-                .count(),
-            promoted: report.added.len(),
-        })
-    }
-
-    fn peak_memory_bytes(&self) -> Option<u64> {
-        Some(self.0.host.peak_guest_memory() as u64)
-    }
-}
-
-/// The same crate, compiled natively: no sandbox, the reference settings
-/// (which are also the harness's defaults), no embedder, no model.
-pub struct Native(pub memory_core::Memory);
-
-impl Native {
-    pub fn open(workspace: &std::path::Path) -> anyhow::Result<Native> {
-        let memory = memory_core::Memory::open(
-            memory_core::Settings::reference(workspace),
-            Box::new(memory_core::host::embedding::NoEmbedder),
-            Box::new(memory_core::host::model::NoModel),
-        )
-        .map_err(failed)?;
-        Ok(Native(memory))
-    }
-
-    fn context(turn: Turn, now_ms: i64) -> memory_core::TurnContext {
-        memory_core::TurnContext {
-            now_ms,
-            session_id: None,
-            session_kind: match turn {
-                Turn::Owner => Some(memory_core::SessionKind::Interactive),
-                Turn::Cron => Some(memory_core::SessionKind::Cron),
-                Turn::Unattributed => None,
-            },
-            channel: Some("cli".into()),
-            sender: None,
-            sender_is_owner: true,
-            active_projects: Vec::new(),
-            utc_offset_minutes: 0,
-            taint: None,
-        }
-    }
-}
-
-impl Subject for Native {
-    fn sync(&mut self, force: bool) -> anyhow::Result<()> {
-        self.0
-            .sync(memory_core::SyncRequest {
-                max_files: None,
-                force,
-                acknowledge_rebuild: false,
-            })
-            .map_err(failed)?;
-        Ok(())
-    }
-
-    fn search(
-        &mut self,
-        query: &str,
-        max_results: Option<u32>,
-        turn: Turn,
-        now_ms: i64,
-    ) -> anyhow::Result<usize> {
-        let request = memory_core::SearchRequest {
-            query: query.to_string(),
-            max_results,
-            min_score: None,
-            context: Self::context(turn, now_ms),
-        };
-        Ok(self.0.search(&request).map_err(failed)?.hits.len())
-    }
-
-    fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {
-        let request = memory_core::BootstrapRequest {
-            purpose: memory_core::BootstrapPurpose::SessionStart,
-            context: Self::context(Turn::Owner, now_ms),
-            known_digest: None,
-        };
-        self.0.bootstrap(&request).map_err(failed)?;
-        Ok(())
-    }
-
-    fn create_intent(&mut self, text: String, trigger: String, now_ms: i64) -> anyhow::Result<()> {
-        let spec = memory_core::IntentSpec {
-            text,
-            triggers: vec![trigger],
-            due_at_ms: None,
-            channel: None,
-            sender: None,
-            expires_in_ms: None,
-            fire_budget: None,
-            cooldown_ms: None,
-            semantic: false,
-            origin: memory_core::ContentOrigin::SenderMessage,
-        };
-        self.0
-            .create_intent(&spec, &Self::context(Turn::Owner, now_ms))
-            .map_err(failed)?;
-        Ok(())
-    }
-
-    fn inject(&mut self, message: String, now_ms: i64) -> anyhow::Result<usize> {
-        let request = memory_core::InjectRequest {
-            message,
-            mode: memory_core::logic::inject::recall_intent::EscalationMode::Escalate,
-            context: Self::context(Turn::Owner, now_ms),
-        };
-        Ok(self.0.inject(&request).map_err(failed)?.blocks.len())
-    }
-
-    fn dream(&mut self, dry_run: bool, now_ms: i64) -> anyhow::Result<SweepOutcome> {
-        use memory_core::Verdict;
-        let request = memory_core::DreamRequest {
-            phases: Vec::new(),
-            dry_run,
-            gates: memory_core::logic::dream::signals::Gates::reference(),
-            context: Self::context(Turn::Owner, now_ms),
-        };
-        let report = self.0.dream(&request).map_err(failed)?;
-        Ok(SweepOutcome {
-            candidates: report.candidates.len(),
-            passing: report
-                .candidates
-                .iter()
-                .filter(|c| matches!(c.verdict, Verdict::Promoted | Verdict::OverLimit))
-                .count(),
-            promoted: report.added.len(),
-        })
-    }
-
-    fn peak_memory_bytes(&self) -> Option<u64> {
-        None
-    }
+fn count(list: &Value) -> usize {
+    list.as_array().map_or(0, Vec::len)
 }

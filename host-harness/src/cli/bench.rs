@@ -8,7 +8,7 @@ use super::global::Global;
 use super::workspace::open;
 use anyhow::{bail, Context};
 use clap::Args;
-use memory_harness::bench::{Native, Sandboxed, Subject};
+use memory_harness::bench::Subject;
 use memory_harness::clock::parse_now;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -273,7 +273,7 @@ fn forwarded_flags(g: &Global) -> Vec<String> {
 /// now) to figures.
 type BenchWork<'a> =
     dyn FnMut(&mut OpenSubject<'_>, &Path, &[String], i64) -> anyhow::Result<Value> + 'a;
-type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Box<dyn Subject>> + 'a;
+type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Box<Subject>> + 'a;
 
 /// Runs `work` on the sandboxed component and then (with `native`) on the
 /// natively built crate, each over its own copy of the workspace `write`
@@ -303,7 +303,7 @@ fn bench_both(
     let queries = write(&dir)?;
     g.workspace = Some(dir.clone());
     let mut open_sandboxed =
-        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Sandboxed(open(&g)?))) };
+        || -> anyhow::Result<Box<Subject>> { Ok(Box::new(Subject::sandboxed(open(&g)?)?)) };
     let wasm = work(&mut open_sandboxed, &dir, &queries, now)?;
     if !native {
         return Ok(wasm);
@@ -314,7 +314,7 @@ fn bench_both(
     }
     let queries = write(&dir)?;
     let mut open_native =
-        || -> anyhow::Result<Box<dyn Subject>> { Ok(Box::new(Native::open(&dir)?)) };
+        || -> anyhow::Result<Box<Subject>> { Ok(Box::new(Subject::native(&dir)?)) };
     let native = work(&mut open_native, &dir, &queries, now)?;
     Ok(memory_harness::bench::compare(&wasm, &native))
 }
@@ -326,7 +326,7 @@ fn bench_synced(
     default_now: &str,
     no_native: bool,
     write: &dyn Fn(&Path) -> anyhow::Result<()>,
-    work: &dyn Fn(&mut dyn Subject, i64) -> anyhow::Result<Value>,
+    work: &dyn Fn(&mut Subject, i64) -> anyhow::Result<Value>,
 ) -> anyhow::Result<Value> {
     let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
         write(dir)?;

@@ -10,14 +10,16 @@ use super::{split, CallType, Run, Turn};
 use crate::clock::parse_now;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Map, Value};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::Duration;
 
-/// The component's calls by name, and the defaults of the records a request
-/// may leave out.
+/// The component's calls by name (their types asked of the driver once
+/// each), and the defaults of the records a request may leave out.
+#[derive(Default)]
 pub struct Calls {
-    calls: BTreeMap<String, CallType>,
+    types: RefCell<BTreeMap<String, Rc<CallType>>>,
     /// The component's own dream gates (`config.resolve`), asked for the first
     /// time a call takes gates, so setting up touches no instance.
     gates: OnceCell<Value>,
@@ -27,18 +29,8 @@ pub struct Calls {
 pub type Answer = Result<Value, Value>;
 
 impl Calls {
-    /// The calls the driver knows.
-    pub fn of(run: &Run) -> anyhow::Result<Calls> {
-        let calls = run
-            .driver
-            .calls()?
-            .into_iter()
-            .map(|c| (c.call.clone(), c))
-            .collect();
-        Ok(Calls {
-            calls,
-            gates: OnceCell::new(),
-        })
+    pub fn new() -> Calls {
+        Calls::default()
     }
 
     /// The dream gates a request leaves out: the component's resolved
@@ -55,13 +47,15 @@ impl Calls {
         Ok(self.gates.get_or_init(|| gates).clone())
     }
 
-    fn call_type(&self, name: &str) -> anyhow::Result<&CallType> {
-        self.calls.get(name).with_context(|| {
-            format!(
-                "the component exports no `{name}`; it exports {}",
-                self.calls.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    fn call_type(&self, run: &Run, name: &str) -> anyhow::Result<Rc<CallType>> {
+        if let Some(known) = self.types.borrow().get(name) {
+            return Ok(known.clone());
+        }
+        let call = Rc::new(run.driver.call_type(name)?);
+        self.types
+            .borrow_mut()
+            .insert(name.to_string(), call.clone());
+        Ok(call)
     }
 
     /// Makes the call and renders its answer; a trap or a host failure is
@@ -72,7 +66,7 @@ impl Calls {
         name: &str,
         args: &Map<String, Value>,
     ) -> anyhow::Result<Answer> {
-        let call = self.call_type(name)?;
+        let call = self.call_type(run, name)?;
         let args = self.resolve_helpers(run, &Value::Object(args.clone()))?;
         let args = args.as_object().expect("an object stays an object");
         let mut defaults: Defaults = BTreeMap::from([("context", turn_context(&run.turn))]);
@@ -104,7 +98,7 @@ impl Calls {
         let extra = self.extra_time(name, args);
         let rendered = run
             .driver
-            .call(call, params, extra)
+            .call(&call, params, extra)
             .map_err(|e| anyhow!("the call failed: {e:#}"))?;
         Ok(split(&call.result, rendered))
     }

@@ -51,24 +51,30 @@ impl CallType {
             .as_array()
             .context("calls.json has no `calls` list")?
             .iter()
-            .map(|c| {
-                Ok(CallType {
-                    call: c["call"].as_str().context("a call without a name")?.into(),
-                    params: c["params"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|p| {
-                            (
-                                p["name"].as_str().unwrap_or_default().to_string(),
-                                p["type"].clone(),
-                            )
-                        })
-                        .collect(),
-                    result: c["result"].clone(),
-                })
-            })
+            .map(CallType::from_entry)
             .collect()
+    }
+
+    /// One entry of `calls.json` (`describe_call`'s form).
+    pub fn from_entry(entry: &Value) -> anyhow::Result<CallType> {
+        Ok(CallType {
+            call: entry["call"]
+                .as_str()
+                .context("a call without a name")?
+                .into(),
+            params: entry["params"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or_default().to_string(),
+                        p["type"].clone(),
+                    )
+                })
+                .collect(),
+            result: entry["result"].clone(),
+        })
     }
 
     pub fn takes_memory(ty: &Value) -> bool {
@@ -77,8 +83,9 @@ impl CallType {
 }
 
 pub trait Driver {
-    /// Every function the component exports.
-    fn calls(&self) -> anyhow::Result<Vec<CallType>>;
+    /// The function a scenario names `call` (`recall.search`), with its
+    /// types; an error lists what there is.
+    fn call_type(&self, call: &str) -> anyhow::Result<CallType>;
     /// Makes `call` with `args` (by parameter, completed by the rule; `None`
     /// where the open memory goes) and renders its answer by the rule. The
     /// memory failing to open answers `{"err": …}` as the call would; an
@@ -117,22 +124,29 @@ pub fn split(result_type: &Value, rendered: Value) -> Result<Value, Value> {
 /// types (`tests/conformance/calls.json`, for runners that have no type
 /// information of their own).
 pub fn describe_calls(exports: &[Export]) -> Value {
-    let calls: Vec<Value> = exports
+    json!({ "calls": exports.iter().map(describe_call).collect::<Vec<_>>() })
+}
+
+/// One export as an entry of `calls.json`.
+pub fn describe_call(export: &Export) -> Value {
+    let params: Vec<Value> = export
+        .params
         .iter()
-        .map(|e| {
-            let params: Vec<Value> = e
-                .params
-                .iter()
-                .map(|(name, ty)| json!({"name": name, "type": wit_json::describe_type(ty)}))
-                .collect();
-            json!({
-                "call": e.call,
-                "interface": e.interface,
-                "function": e.function,
-                "params": params,
-                "result": e.result.as_ref().map(wit_json::describe_type),
-            })
-        })
+        .map(|(name, ty)| json!({"name": name, "type": wit_json::describe_type(ty)}))
         .collect();
-    json!({ "calls": calls })
+    json!({
+        "call": export.call,
+        "interface": export.interface,
+        "function": export.function,
+        "params": params,
+        "result": export.result.as_ref().map(wit_json::describe_type),
+    })
+}
+
+/// The error for a call name no export has.
+fn no_such_call<'a>(call: &str, names: impl Iterator<Item = &'a String>) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the component exports no `{call}`; it exports {}",
+        names.cloned().collect::<Vec<_>>().join(", ")
+    )
 }

@@ -10,7 +10,7 @@
 //! the memory cap) — those are the wasmtime driver's; a panic here is caught
 //! and reported as a trap, and the memory is opened again.
 
-use super::{wit_json, CallType, Driver};
+use super::{no_such_call, wit_json, CallType, Driver};
 use crate::embed::{EmbedFailure, Lender};
 use crate::model::{ChatMessage, ModelFailure, ModelLender, ToolCall, ToolSpec};
 use anyhow::{anyhow, bail, Context};
@@ -21,12 +21,26 @@ use memory_core::Memory;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The calls and their types, as the built component describes them.
 const CALLS_JSON: &str = include_str!("../../../tests/conformance/calls.json");
+
+/// `CALLS_JSON` by call name, read once.
+fn described() -> anyhow::Result<&'static BTreeMap<String, CallType>> {
+    static CALLS: OnceLock<BTreeMap<String, CallType>> = OnceLock::new();
+    if let Some(calls) = CALLS.get() {
+        return Ok(calls);
+    }
+    let calls = CallType::from_calls_json(&serde_json::from_str(CALLS_JSON)?)?
+        .into_iter()
+        .map(|c| (c.call.clone(), c))
+        .collect();
+    Ok(CALLS.get_or_init(|| calls))
+}
 
 pub struct Native {
     workspace: PathBuf,
@@ -79,8 +93,12 @@ impl Native {
 }
 
 impl Driver for Native {
-    fn calls(&self) -> anyhow::Result<Vec<CallType>> {
-        CallType::from_calls_json(&serde_json::from_str(CALLS_JSON)?)
+    fn call_type(&self, call: &str) -> anyhow::Result<CallType> {
+        let calls = described()?;
+        calls
+            .get(call)
+            .cloned()
+            .ok_or_else(|| no_such_call(call, calls.keys()))
     }
 
     fn call(

@@ -1,7 +1,7 @@
 //! The component in the wasmtime sandbox, as a `Driver`: each call by the
 //! export's name, its arguments turned into wasmtime `Val`s by the rule.
 
-use super::{describe_calls, wit_json, CallType, Driver};
+use super::{describe_call, no_such_call, wit_json, CallType, Driver};
 use crate::host::{error_kind, error_message, CallError, Export};
 use crate::session::Session;
 use anyhow::{bail, Context};
@@ -28,10 +28,12 @@ impl Sandboxed {
 }
 
 impl Driver for Sandboxed {
-    fn calls(&self) -> anyhow::Result<Vec<CallType>> {
-        CallType::from_calls_json(&describe_calls(
-            &self.exports.values().cloned().collect::<Vec<_>>(),
-        ))
+    fn call_type(&self, call: &str) -> anyhow::Result<CallType> {
+        let export = self
+            .exports
+            .get(call)
+            .ok_or_else(|| no_such_call(call, self.exports.keys()))?;
+        CallType::from_entry(&describe_call(export))
     }
 
     fn call(

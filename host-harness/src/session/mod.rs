@@ -18,12 +18,12 @@ use crate::model::ModelLender;
 /// listing the workspace (every call does) costs little, short enough for a
 /// live progress bar and to stay far inside the call's deadline whether or
 /// not an embedder is slow.
-const SYNC_FIRST_BATCH_FILES: u32 = 200;
+pub const SYNC_FIRST_BATCH_FILES: u32 = 200;
 const SYNC_CALL_TARGET: std::time::Duration = std::time::Duration::from_secs(1);
 const SYNC_MAX_BATCH_FILES: u32 = 20_000;
 
 /// The next batch size: scaled so that the call would take the target time.
-fn next_batch_files(files: u32, indexed: u32, took: std::time::Duration) -> u32 {
+pub fn next_batch_files(files: u32, indexed: u32, took: std::time::Duration) -> u32 {
     if indexed < files {
         return files; // the last batch, or a short one: nothing learnt
     }

@@ -3,9 +3,10 @@
 // values.mjs from the types in tests/conformance/calls.json, and its answer
 // rendered back by the same rule. Nothing here knows any function's shape;
 // the only per-call knowledge is which calls must leave the Markdown
-// unchanged or only appended to. A port of host-harness/src/conformance/call.rs,
-// but for the call deadline: MemoryComponent sets none (the model's own
-// deadline is enforced by its import), so `dream.run` needs no extra time.
+// unchanged or only appended to. A port of host-harness/src/driver/calls.rs
+// and conformance/call.rs, but for the call deadline: MemoryComponent sets
+// none (the model's own deadline is enforced by its import), so `dream.run`
+// needs no extra time.
 
 import fs from "node:fs";
 import { MemoryError } from "../lib/component.js";

@@ -1,7 +1,7 @@
 // The one rule between the component's WIT values, as jco takes and gives
 // them, and the JSON of a scenario, in both directions, from the WIT types
 // alone (tests/conformance/calls.json; the grammar is `describe_type` in
-// host-harness/src/conformance/wit_json.rs, the rule the README's "Values").
+// host-harness/src/driver/wit_json.rs, the rule the README's "Values").
 // No function's shape is known here.
 //
 // - record: an object keyed by field name, `-` written `_` (jco: lowerCamelCase);
