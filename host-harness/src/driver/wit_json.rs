@@ -410,31 +410,35 @@ fn rust_case(name: &str) -> String {
         .collect()
 }
 
-/// A completed value in the serde shape of the generated bindings (serde's
-/// defaults: enum and variant cases by their Rust names, externally tagged).
-pub fn to_serde(ty: &Value, json: &Value) -> Value {
+/// A list, tuple or record with `f` applied to each part (by its type); the
+/// three keep their JSON shape in both directions of the bindings' serde.
+fn each_part(ty: &Value, json: &Value, f: fn(&Value, &Value) -> Value) -> Value {
+    let items = || json.as_array().into_iter().flatten();
     match kind(ty) {
-        ("list", element) => Value::Array(
-            json.as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| to_serde(element, v))
-                .collect(),
-        ),
+        ("list", element) => Value::Array(items().map(|v| f(element, v)).collect()),
         ("tuple", types) => Value::Array(
             types
                 .as_array()
                 .into_iter()
                 .flatten()
-                .zip(json.as_array().into_iter().flatten())
-                .map(|(t, v)| to_serde(t, v))
+                .zip(items())
+                .map(|(t, v)| f(t, v))
                 .collect(),
         ),
         ("record", fields) => Value::Object(
             members(fields)
-                .map(|(name, t)| (json_key(name), to_serde(t, &json[json_key(name)])))
+                .map(|(name, t)| (json_key(name), f(t, &json[json_key(name)])))
                 .collect(),
         ),
+        _ => json.clone(),
+    }
+}
+
+/// A completed value in the serde shape of the generated bindings (serde's
+/// defaults: enum and variant cases by their Rust names, externally tagged).
+pub fn to_serde(ty: &Value, json: &Value) -> Value {
+    match kind(ty) {
+        ("list" | "tuple" | "record", _) => each_part(ty, json, to_serde),
         ("variant", cases) => {
             let case = json["kind"].as_str().unwrap_or_default();
             match members(cases).find(|(n, _)| *n == case) {
@@ -462,27 +466,7 @@ pub fn to_serde(ty: &Value, json: &Value) -> Value {
 /// A value the crate's bindings serialized, rendered by the rule.
 pub fn from_serde(ty: &Value, json: &Value) -> Value {
     match kind(ty) {
-        ("list", element) => Value::Array(
-            json.as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| from_serde(element, v))
-                .collect(),
-        ),
-        ("tuple", types) => Value::Array(
-            types
-                .as_array()
-                .into_iter()
-                .flatten()
-                .zip(json.as_array().into_iter().flatten())
-                .map(|(t, v)| from_serde(t, v))
-                .collect(),
-        ),
-        ("record", fields) => Value::Object(
-            members(fields)
-                .map(|(name, t)| (json_key(name), from_serde(t, &json[json_key(name)])))
-                .collect(),
-        ),
+        ("list" | "tuple" | "record", _) => each_part(ty, json, from_serde),
         ("variant", cases) => {
             let (rust, payload) = match json {
                 Value::String(case) => (case.as_str(), &Value::Null),
