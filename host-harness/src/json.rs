@@ -1,5 +1,6 @@
-//! The JSON shapes of the harness's answers: what `--json` prints and what
-//! conformance scenarios are checked against. One function per result type.
+//! The JSON shapes of the CLI's `--json` answers, one function per result
+//! type. (The conformance scenarios use the generic rule of
+//! `driver::wit_json` instead.)
 
 use crate::host::{
     error_kind, error_message, wit, wit_bootstrap, wit_dream, wit_inject, wit_intents, wit_recall,

@@ -1,5 +1,5 @@
-//! WIT enum cases by the names the CLI's flags and the scenarios write them
-//! with (the WIT's own kebab-case names).
+//! WIT enum cases by the names the CLI's flags write them with (the WIT's
+//! own kebab-case names).
 
 use crate::host::{wit, wit_dream, wit_inject, wit_write};
 use anyhow::bail;

@@ -35,16 +35,20 @@ impl Calls {
 
     /// The dream gates a request leaves out: the component's resolved
     /// defaults.
-    fn default_gates(&self, run: &mut Run) -> anyhow::Result<Value> {
+    /// Or the component's error (a memory that cannot be opened answers
+    /// every call with it).
+    fn default_gates(&self, run: &mut Run) -> anyhow::Result<Answer> {
         if let Some(gates) = self.gates.get() {
-            return Ok(gates.clone());
+            return Ok(Ok(gates.clone()));
         }
         let args = json!({"workspace": crate::host::GUEST_WORKSPACE, "settings_json": "{}"});
-        let resolved = self
-            .answer(run, "config.resolve", args.as_object().expect("an object"))?
-            .map_err(|e| anyhow!("config.resolve failed: {e}"))?;
+        let resolved =
+            match self.answer(run, "config.resolve", args.as_object().expect("an object"))? {
+                Ok(resolved) => resolved,
+                Err(error) => return Ok(Err(error)),
+            };
         let gates = resolved["dream_gates"].clone();
-        Ok(self.gates.get_or_init(|| gates).clone())
+        Ok(Ok(self.gates.get_or_init(|| gates).clone()))
     }
 
     fn call_type(&self, run: &Run, name: &str) -> anyhow::Result<Rc<CallType>> {
@@ -75,7 +79,10 @@ impl Calls {
             .iter()
             .any(|(_, ty)| wit_json::has_field(ty, "gates"))
         {
-            defaults.insert("gates", self.default_gates(run)?);
+            match self.default_gates(run)? {
+                Ok(gates) => defaults.insert("gates", gates),
+                Err(error) => return Ok(Err(error)),
+            };
         }
         let wanted: Vec<(&str, &Value)> = call
             .params
@@ -125,17 +132,48 @@ impl Calls {
     /// result, made just before).
     fn resolve_helpers(&self, run: &mut Run, value: &Value) -> anyhow::Result<Value> {
         Ok(match value {
-            Value::Object(map) if map.contains_key("$time") => {
+            Value::Object(map) if map.keys().any(|k| k.starts_with('$')) => {
+                self.resolve_helper(run, map)?
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), self.resolve_helpers(run, v)?)))
+                    .collect::<anyhow::Result<_>>()?,
+            ),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.resolve_helpers(run, v))
+                    .collect::<anyhow::Result<_>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+
+    /// One helper object; its keys are exactly the helper's.
+    fn resolve_helper(&self, run: &mut Run, map: &Map<String, Value>) -> anyhow::Result<Value> {
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        let allowed: &[&str] = match keys.iter().find(|k| k.starts_with('$')) {
+            Some(&"$time") => &["$time"],
+            Some(&"$jsonl") => &["$jsonl"],
+            Some(&"$call") => &["$call", "field", "args"],
+            other => bail!("unknown helper {other:?}; the helpers are $time, $jsonl and $call"),
+        };
+        if let Some(extra) = keys.iter().find(|k| !allowed.contains(k)) {
+            bail!("the helper {} takes no `{extra}`", allowed[0]);
+        }
+        Ok(match allowed[0] {
+            "$time" => {
                 let text = map["$time"]
                     .as_str()
                     .context("$time needs a date or time")?;
                 json!(parse_now(text)?)
             }
-            Value::Object(map) if map.contains_key("$jsonl") => {
+            "$jsonl" => {
                 let lines = map["$jsonl"].as_array().context("$jsonl needs an array")?;
                 Value::String(lines.iter().map(|line| format!("{line}\n")).collect())
             }
-            Value::Object(map) if map.contains_key("$call") => {
+            _ => {
                 let name = map["$call"].as_str().context("$call needs a call name")?;
                 let field = map.get("field").and_then(Value::as_str);
                 let args = match map.get("args") {
@@ -154,18 +192,6 @@ impl Calls {
                     None => value,
                 }
             }
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| Ok((k.clone(), self.resolve_helpers(run, v)?)))
-                    .collect::<anyhow::Result<_>>()?,
-            ),
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|v| self.resolve_helpers(run, v))
-                    .collect::<anyhow::Result<_>>()?,
-            ),
-            other => other.clone(),
         })
     }
 }

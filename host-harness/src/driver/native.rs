@@ -114,27 +114,24 @@ impl Driver for Native {
             .zip(args)
             .filter_map(|((_, ty), arg)| arg.map(|json| wit_json::to_serde(ty, &json)))
             .collect();
-        let takes_memory = call.params.iter().any(|(_, ty)| CallType::takes_memory(ty));
-        let answer = if takes_memory {
-            match self.memory() {
-                Ok(memory) => {
-                    let name = call.call.clone();
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        on_memory(memory, &name, args)
-                    }));
-                    match outcome {
-                        Ok(answer) => answer?,
-                        Err(panic) => {
-                            self.memory = None;
-                            bail!("the memory panicked: {}", panic_text(&panic));
-                        }
-                    }
+        // Every call needs the memory open, as in the sandbox (where an
+        // instance is an open memory): refused, the call answers with that.
+        let name = call.call.clone();
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.memory() {
+                Ok(memory) if call.params.iter().any(|(_, ty)| CallType::takes_memory(ty)) => {
+                    on_memory(memory, &name, args)
                 }
-                // Refused to open: the call answers with that error.
-                Err(error) => serde_json::json!({ "Err": error }),
+                Ok(_) => free(&name, args),
+                Err(error) => Ok(serde_json::json!({ "Err": error })),
+            }));
+        let answer = match outcome {
+            Ok(answer) => answer?,
+            Err(panic) => {
+                // A panic is this driver's trap: the next call opens again.
+                self.memory = None;
+                bail!("the memory panicked: {}", panic_text(&panic));
             }
-        } else {
-            free(&call.call, args)?
         };
         Ok(wit_json::from_serde(&call.result, &answer))
     }

@@ -206,6 +206,8 @@ pub fn complete_fields(
         let path = format!("{at}.{key}");
         let given = object.get(&key);
         let value = match (defaults.get(key.as_str()), given) {
+            // An optional record given as `null` is none, defaults or not.
+            (Some(_), Some(Value::Null)) if kind(ty).0 == "option" => Value::Null,
             (Some(default), given) => {
                 let merged = merge(default, given, &path)?;
                 let ty = match kind(ty) {
@@ -258,7 +260,13 @@ fn int<T: TryFrom<i64> + TryFrom<u64>>(json: &Value, at: &str) -> anyhow::Result
     if let Some(n) = json.as_i64() {
         return T::try_from(n).map_err(|_| out_of_range());
     }
-    bail!("{at}: expected an integer, got {json}")
+    // `3.0` is the integer 3, as JavaScript reads it too.
+    match json.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 9.007e15 => {
+            T::try_from(x as i64).map_err(|_| out_of_range())
+        }
+        _ => bail!("{at}: expected an integer, got {json}"),
+    }
 }
 
 // ------------------------------------------------------- wasmtime values
@@ -549,7 +557,9 @@ pub fn describe_type(ty: &Type) -> Value {
         Type::Borrow(_) => json!({"borrow": {}}),
         Type::Own(_) => json!({"own": {}}),
         Type::Map(m) => json!({"map": [describe_type(&m.key()), describe_type(&m.value())]}),
-        Type::FixedLengthList(l) => json!({"list": describe_type(&l.ty()), "length": l.len()}),
+        Type::FixedLengthList(l) => {
+            json!({"fixed-length-list": [describe_type(&l.ty()), l.len()]})
+        }
         Type::Future(_) => "future".into(),
         Type::Stream(_) => "stream".into(),
         Type::ErrorContext => "error-context".into(),
@@ -616,6 +626,11 @@ mod tests {
         let partial = json!({"start_line": 1, "mode": "hybrid", "context": {"owner": false}});
         let done = complete(&hit_type(), &partial, &defaults, "$").unwrap();
         assert_eq!(done["context"], json!({"now_ms": 5, "owner": false}));
+        let none = json!({"start_line": 1, "mode": "hybrid", "context": null});
+        assert_eq!(
+            complete(&hit_type(), &none, &defaults, "$").unwrap()["context"],
+            Value::Null
+        );
         let typo = complete(&hit_type(), &json!({"strat_line": 1}), &defaults, "$").unwrap_err();
         assert!(format!("{typo:#}").contains("unknown field `strat_line`"));
         let missing =
@@ -637,6 +652,7 @@ mod tests {
         assert!(int::<u32>(&json!(-1), "$").is_err());
         assert_eq!(int::<i64>(&json!(-5), "$").unwrap(), -5);
         assert!(int::<u32>(&json!(1.5), "$").is_err());
+        assert_eq!(int::<u32>(&json!(3.0), "$").unwrap(), 3);
     }
 
     #[test]

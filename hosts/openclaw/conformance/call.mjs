@@ -60,13 +60,14 @@ export class Calls {
   }
 
   /** The dream gates a request leaves out: `config.resolve("/workspace", "{}")`'s. */
+  /** As an answer: `{ok: gates}`, or the component's error (a memory that cannot be opened answers every call with it). */
   async #defaultGates() {
     if (this.#gates === undefined) {
       const resolved = await this.answer("config.resolve", { workspace: GUEST_WORKSPACE, settings_json: "{}" });
-      if (Object.hasOwn(resolved, "err")) throw new Error(`config.resolve failed: ${toJsonText(resolved.err)}`);
+      if (Object.hasOwn(resolved, "err")) return resolved;
       this.#gates = resolved.ok.dream_gates;
     }
-    return this.#gates;
+    return { ok: this.#gates };
   }
 
   /** Runs a call step: the call (`repeat` times), the file invariants, and the step's expectation. */
@@ -94,7 +95,11 @@ export class Calls {
     const call = lookup(name);
     const resolved = await this.#resolveHelpers(args);
     const defaults = { context: turnContext(this.#session) };
-    if (call.params.some((p) => hasField(p.type, "gates"))) defaults.gates = await this.#defaultGates();
+    if (call.params.some((p) => hasField(p.type, "gates"))) {
+      const gates = await this.#defaultGates();
+      if (Object.hasOwn(gates, "err")) return gates;
+      defaults.gates = gates.ok;
+    }
     const built = fieldsIntoJco(call.params.filter((p) => !isBorrow(p)), resolved, defaults, "$args");
     let outcome;
     try {
@@ -124,6 +129,7 @@ export class Calls {
       return items;
     }
     if (value === null || typeof value !== "object") return value;
+    checkHelperKeys(value);
     if (Object.hasOwn(value, "$time")) {
       if (typeof value.$time !== "string") throw new Error("$time needs a date or time");
       return parseNow(value.$time);
@@ -175,6 +181,17 @@ function hasField(type, name) {
   if (kind === "record") return inner.some((f) => f.name === name || hasField(f.type, name));
   if (kind === "option" || kind === "list") return hasField(inner, name);
   return false;
+}
+
+/** A helper object's keys are exactly the helper's. */
+function checkHelperKeys(value) {
+  const keys = Object.keys(value);
+  const helper = keys.find((k) => k.startsWith("$"));
+  if (helper === undefined) return;
+  const allowed = { $time: ["$time"], $jsonl: ["$jsonl"], $call: ["$call", "field", "args"] }[helper];
+  if (allowed === undefined) throw new Error(`unknown helper ${JSON.stringify(helper)}; the helpers are $time, $jsonl and $call`);
+  const extra = keys.find((k) => !allowed.includes(k));
+  if (extra !== undefined) throw new Error(`the helper ${helper} takes no \`${extra}\``);
 }
 
 /**

@@ -1,4 +1,4 @@
-// The session of one scenario (`open_session` in
+// The session of one scenario (`start` in
 // host-harness/src/conformance/mod.rs): the workspace lock, the component
 // with the scenario's settings, embedder and scripted model, the clock, and
 // the active projects.

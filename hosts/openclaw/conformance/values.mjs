@@ -114,19 +114,21 @@ export function intoJco(type, json, defaults, at) {
 
 /** A record's fields (or a function's parameters) from a JSON object, as jco's object of camelCase fields. */
 export function fieldsIntoJco(fields, object, defaults, at) {
-  const built = Object.fromEntries(fields.map((f) => [camel(f.name), fieldIntoJco(f, object, defaults, `${at}.${jsonKey(f.name)}`)]));
+  // Unknown names first: a typo also leaves its field missing.
   const known = fields.map((f) => jsonKey(f.name));
   const unknown = Object.keys(object).find((key) => !known.includes(key));
   if (unknown !== undefined) throw new Error(`${at}: unknown field \`${unknown}\`; the fields are ${known.join(", ")}`);
-  return built;
+  return Object.fromEntries(fields.map((f) => [camel(f.name), fieldIntoJco(f, object, defaults, `${at}.${jsonKey(f.name)}`)]));
 }
 
 function fieldIntoJco({ name, type }, object, defaults, path) {
   const key = jsonKey(name);
   const given = Object.hasOwn(object, key) ? object[key] : undefined;
   if (Object.hasOwn(defaults, key)) {
-    // A defaulted record stands in for an absent option too (`recall.get`'s context).
+    // A defaulted record stands in for an absent option too (`recall.get`'s
+    // context); an optional one given as `null` is none.
     const [kind, inner] = kindOf(type);
+    if (kind === "option" && given === null) return undefined;
     return intoJco(kind === "option" ? inner : type, merge(defaults[key], given, path), defaults, path);
   }
   if (given !== undefined) return intoJco(type, given, defaults, path);

@@ -39,6 +39,11 @@ pub fn settings(settings: wit_store::Settings) -> core::Settings {
     }
 }
 
+/// A budget in the WIT's `u32`: a larger one is as good as unlimited.
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// The WIT `store.sync`.
 pub fn sync(
     memory: &mut Memory,
@@ -570,9 +575,9 @@ pub fn resolve(
                 core::FtsTokenizer::Trigram => wit_store::FtsTokenizer::Trigram,
             },
             bootstrap: wit_store::BootstrapSettings {
-                max_file_chars: s.bootstrap.max_file_chars as u32,
-                max_user_file_chars: s.bootstrap.max_user_file_chars as u32,
-                max_total_chars: s.bootstrap.max_total_chars as u32,
+                max_file_chars: saturating_u32(s.bootstrap.max_file_chars),
+                max_user_file_chars: saturating_u32(s.bootstrap.max_user_file_chars),
+                max_total_chars: saturating_u32(s.bootstrap.max_total_chars),
             },
         },
         dream_gates: wit_dream::DreamGates {
