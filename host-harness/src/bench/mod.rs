@@ -269,7 +269,7 @@ pub struct SuiteLoad {
 /// peak guest memory. `changed_file` gets one line appended between the
 /// no-op re-sync and the next one.
 pub fn suite(
-    open: &mut dyn FnMut() -> anyhow::Result<Box<Subject>>,
+    open: &mut dyn FnMut() -> anyhow::Result<Subject>,
     files: usize,
     changed_file: &std::path::Path,
     queries: &[String],
@@ -294,7 +294,7 @@ pub fn suite(
     for _ in 0..load.bootstraps {
         bootstrap_times.push(timed(|| subject.bootstrap(now_ms))?);
     }
-    let mut figures = lane1(subject.as_mut(), load.intents, load.messages, now_ms)?;
+    let mut figures = lane1(&mut subject, load.intents, load.messages, now_ms)?;
     let started = Instant::now();
     let sweep = subject.dream(false, now_ms + 3_600_000)?;
     let sweep_ms = ms_since(started);

@@ -40,7 +40,7 @@ pub struct Subject {
 
 impl Subject {
     /// The component, through the sandbox.
-    pub fn sandboxed(session: Session) -> anyhow::Result<Subject> {
+    pub fn sandboxed(session: Session) -> Subject {
         let utc_offset_minutes = session.utc_offset_minutes;
         Subject::over(Box::new(Sandboxed::new(session)), utc_offset_minutes)
     }
@@ -55,10 +55,10 @@ impl Subject {
             Lender::new(&EmbedderChoice::None, Duration::from_secs(30)),
             ModelLender::new(&ModelChoice::None, Duration::from_secs(60))?,
         );
-        Subject::over(Box::new(driver), 0)
+        Ok(Subject::over(Box::new(driver), 0))
     }
 
-    fn over(driver: Box<dyn Driver>, utc_offset_minutes: i32) -> anyhow::Result<Subject> {
+    fn over(driver: Box<dyn Driver>, utc_offset_minutes: i32) -> Subject {
         let run = Run {
             driver,
             turn: Clock {
@@ -67,8 +67,10 @@ impl Subject {
                 projects: Default::default(),
             },
         };
-        let calls = Calls::new();
-        Ok(Subject { run, calls })
+        Subject {
+            run,
+            calls: Calls::new(),
+        }
     }
 
     /// The call's value; the component's error is a failure of the benchmark.

@@ -273,7 +273,7 @@ fn forwarded_flags(g: &Global) -> Vec<String> {
 /// now) to figures.
 type BenchWork<'a> =
     dyn FnMut(&mut OpenSubject<'_>, &Path, &[String], i64) -> anyhow::Result<Value> + 'a;
-type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Box<Subject>> + 'a;
+type OpenSubject<'a> = dyn FnMut() -> anyhow::Result<Subject> + 'a;
 
 /// Runs `work` on the sandboxed component and then (with `native`) on the
 /// natively built crate, each over its own copy of the workspace `write`
@@ -302,8 +302,7 @@ fn bench_both(
     }
     let queries = write(&dir)?;
     g.workspace = Some(dir.clone());
-    let mut open_sandboxed =
-        || -> anyhow::Result<Box<Subject>> { Ok(Box::new(Subject::sandboxed(open(&g)?)?)) };
+    let mut open_sandboxed = || -> anyhow::Result<Subject> { Ok(Subject::sandboxed(open(&g)?)) };
     let wasm = work(&mut open_sandboxed, &dir, &queries, now)?;
     if !native {
         return Ok(wasm);
@@ -313,8 +312,7 @@ fn bench_both(
         std::fs::remove_dir_all(&dir)?;
     }
     let queries = write(&dir)?;
-    let mut open_native =
-        || -> anyhow::Result<Box<Subject>> { Ok(Box::new(Subject::native(&dir)?)) };
+    let mut open_native = || -> anyhow::Result<Subject> { Subject::native(&dir) };
     let native = work(&mut open_native, &dir, &queries, now)?;
     Ok(memory_harness::bench::compare(&wasm, &native))
 }
@@ -341,7 +339,7 @@ fn bench_synced(
         &mut |open, _, _, now| {
             let mut subject = open()?;
             subject.sync(false)?;
-            work(subject.as_mut(), now)
+            work(&mut subject, now)
         },
     )
 }

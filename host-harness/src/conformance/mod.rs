@@ -202,12 +202,13 @@ fn start(
     workspace: &Path,
     target: Target,
 ) -> anyhow::Result<Run> {
-    let resolved = resolve_config(scenario, scratch, workspace, target)?;
+    let settings = crate::settings::from_scenario(&scenario.settings)?;
+    let resolved = resolve_config(scenario, &settings, scratch, workspace, target)?;
     let driver: Box<dyn Driver> = match target {
         Target::Sandbox(_) => Box::new(Sandboxed::new(Session::open(&resolved, 0)?)),
         Target::Native => Box::new(Native::new(
             workspace.to_path_buf(),
-            &crate::settings::from_scenario(&scenario.settings)?,
+            &settings,
             Lender::new(&resolved.embedder, resolved.embed_timeout),
             ModelLender::new(&resolved.model, resolved.model_timeout)?,
         )),
@@ -228,6 +229,7 @@ fn start(
 /// settings over the defaults.
 fn resolve_config(
     scenario: &Scenario,
+    settings: &Map<String, Value>,
     scratch: &Path,
     workspace: &Path,
     target: Target,
@@ -259,7 +261,7 @@ fn resolve_config(
             Target::Native => None,
         },
         embedder: Some(scenario.embedder.clone().unwrap_or_else(|| "none".into())),
-        settings: crate::settings::from_scenario(&scenario.settings)?,
+        settings: settings.clone(),
         // Never the host's zone: the offset is the one `now` is written with.
         time_zone: Some("UTC".into()),
         ..Overrides::default()
