@@ -38,10 +38,10 @@ export function contextOf(ctx = {}, nowMs = Date.now(), timeZone = hostTimeZone(
     senderIsOwner: ctx.senderIsOwner === true,
     activeProjects: Array.isArray(ctx.activeProjectKeys) ? ctx.activeProjectKeys.slice(0, 4) : [],
     utcOffsetMinutes: utcOffsetMinutes(timeZone, nowMs),
-    // What the turn's context held is not tracked by this host yet: the
-    // component derives the taint of ingested and flushed turns from the
-    // transcript itself.
-    taint: undefined,
+    // The session's taint, as the plugin tracks it (lib/taint.js); the
+    // component also derives the taint of ingested and flushed turns from
+    // the transcript itself.
+    taint: ctx.taint === "untrusted" || ctx.taint === "system" ? ctx.taint : undefined,
   };
 }
 
