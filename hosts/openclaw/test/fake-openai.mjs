@@ -8,6 +8,12 @@
 //   memory_search with the user's question (directly, or through
 //   OpenClaw's Tool Search `tool_call` when the tools sit behind it); once a
 //   tool result is in the conversation, answers "Memory says: <first citation>".
+// - A user message carrying `e2e-steps: [{"tool": …, "args": {…}}, …]` (one
+//   JSON array on the rest of its line) instead makes those tool calls, one
+//   per model turn, in order; then answers "Steps done: <last tool result>".
+//   The end-to-end test scripts agent behaviour this way (a file write to
+//   memory, a web page noted, …) while OpenClaw runs the tools for real.
+// - GET /page.html: a small web page for `web_fetch`.
 // - POST /v1/chat/completions without tools (the plugin's own model calls):
 //   "NONE" (the recall sub-agent found nothing, the flush has nothing).
 //
@@ -55,21 +61,40 @@ export function questionOf(messages) {
   return paragraphs[0] ?? "";
 }
 
+/** The web page `GET /page.html` serves. */
+export const WEB_PAGE = "<html><head><title>Release notes</title></head><body><p>The release code word is mango-42. Deploys go through the blue gateway.</p></body></html>";
+
+/** The scripted tool calls of a user message (`e2e-steps: [...]`), or null. */
+export function stepsOf(question) {
+  const match = /e2e-steps:\s*(\[.*\])\s*$/m.exec(String(question));
+  return match ? JSON.parse(match[1]) : null;
+}
+
+/** A call of `name` with `args`: directly when the tool is offered, else through Tool Search's `tool_call`. */
+function toolCall(tools, name, args, index) {
+  const call = tools.includes(name) ? { name, arguments: args } : { name: "tool_call", arguments: { id: name, args } };
+  return { tool_calls: [{ id: `call_${index + 1}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] };
+}
+
 /** The reply to a chat request, by the rules above. */
 export function reply(body) {
   const messages = body?.messages ?? [];
   const tools = (body?.tools ?? []).map((t) => t?.function?.name ?? t?.name);
   const direct = tools.includes("memory_search");
   if (!direct && !tools.includes("tool_call")) return { content: "NONE" };
-  const toolResults = messages.filter((m) => m.role === "tool");
+  // This turn's tool results: those after the last message the person typed.
+  const lastUser = messages.findLastIndex((m) => m.role === "user" && !textOf(m.content).startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"));
+  const toolResults = messages.slice(lastUser + 1).filter((m) => m.role === "tool");
+  const steps = stepsOf(messages.filter((m) => m.role === "user").map((m) => textOf(m.content)).join("\n"));
+  if (steps) {
+    if (toolResults.length < steps.length) {
+      const step = steps[toolResults.length];
+      return toolCall(tools, step.tool, step.args ?? {}, toolResults.length);
+    }
+    return { content: `Steps done: ${textOf(toolResults.at(-1)?.content).slice(0, 2000)}` };
+  }
   if (toolResults.length === 0) {
-    const question = questionOf(messages);
-    const call = direct
-      ? { name: "memory_search", arguments: { query: question } }
-      : { name: "tool_call", arguments: { id: "memory_search", args: { query: question } } };
-    return {
-      tool_calls: [{ id: "call_1", type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
-    };
+    return toolCall(tools, "memory_search", { query: questionOf(messages) }, 0);
   }
   const citation = /[\w./-]+\.md#L\d+-L\d+/.exec(textOf(toolResults.at(-1).content))?.[0] ?? "nothing";
   return { content: `Memory says: ${citation}` };
@@ -127,6 +152,9 @@ const server = http.createServer((req, res) => {
         model: body.model,
         usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
       }));
+    } else if (path === "/page.html") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(WEB_PAGE);
     } else if (path.endsWith("/chat/completions")) {
       send(res, body, reply(body));
     } else {
