@@ -122,6 +122,8 @@ fn the_openclaw_schema_gives_each_setting_the_component_s_range() {
         "rememberAcrossConversations",
         "embedTimeoutMs",
         "syncIntervalMs",
+        "limits.callTimeoutMs",
+        "limits.memoryMib",
     ];
     fn leaves(prefix: &str, schema: &Value, out: &mut Vec<String>) {
         match schema["properties"].as_object() {

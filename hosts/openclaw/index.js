@@ -519,7 +519,7 @@ function searchManager(memories, entry, { cfg, agentId }) {
     },
     status() {
       const opened = memories.openedSync(entry.workspaceDir) ?? entry;
-      return providerStatusOf(opened.memory.statusNow(), { workspaceDir: entry.workspaceDir, embedder: entry.embedder });
+      return providerStatusOf(opened.memory.statusNow(), { workspaceDir: entry.workspaceDir, embedder: entry.embedder, health: opened.memory.health() });
     },
     async sync(params = {}) {
       await memories.syncAll(where, { force: Boolean(params.force), progress: params.progress && ((t) => params.progress({ completed: t.filesIndexed, total: t.filesIndexed + t.filesPending, label: "memory files" })) });

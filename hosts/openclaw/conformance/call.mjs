@@ -4,17 +4,18 @@
 // rendered back by the same rule. Nothing here knows any function's shape;
 // the only per-call knowledge is which calls must leave the Markdown
 // unchanged or only appended to. A port of host-harness/src/driver/calls.rs
-// and conformance/call.rs, but for the call deadline: MemoryComponent sets
-// none (the model's own deadline is enforced by its import), so `dream.run`
-// needs no extra time.
+// and conformance/call.rs, but for the call deadline's extra time: under
+// MemoryComponent, time the guest waits on the model does not count against
+// the deadline, so `dream.run` needs none on top. The call is made by name
+// in the instance's thread, the open memory standing in for a borrow.
 
 import fs from "node:fs";
-import { MemoryError } from "../lib/component.js";
+import { MEMORY, MemoryError } from "../lib/component.js";
 import { parseNow } from "./clock.mjs";
 import { checkOrExplain } from "./expect.mjs";
 import { checkFraming, framedAsTrusted } from "./framing.mjs";
 import { toJsonText } from "./json.mjs";
-import { camel, fieldsIntoJco, fromJco, kindOf, pascal } from "./values.mjs";
+import { camel, fieldsIntoJco, fromJco, kindOf } from "./values.mjs";
 import * as files from "./workspace.mjs";
 
 /** Calls that only read Markdown: a change to any file outside `.memory/` fails the step. */
@@ -101,12 +102,10 @@ export class Calls {
       defaults.gates = gates.ok;
     }
     const built = fieldsIntoJco(call.params.filter((p) => !isBorrow(p)), resolved, defaults, "$args");
+    const params = call.params.map((p) => (isBorrow(p) ? MEMORY : built[camel(p.name)]));
     let outcome;
     try {
-      outcome = await this.#session.memory.call((exports, memory) => {
-        const params = call.params.map((p) => (isBorrow(p) ? memory : built[camel(p.name)]));
-        return invoke(exports, call, params);
-      }, name);
+      outcome = await this.#session.memory.invoke(call.interface, call.function, params, { command: name, outcome: true });
     } catch (error) {
       // The instance's `open` refused the workspace: every call answers with
       // that error, rendered as any variant is.
@@ -211,29 +210,6 @@ function turnContext(session) {
     utc_offset_minutes: session.utcOffsetMinutes,
     taint: null,
   };
-}
-
-/**
- * Calls the jco export of a WIT function (`search`, `[method]memory.sync`,
- * `[static]memory.open`) with its parameters in order: a method is called on
- * its first, the resource. jco returns a `result`'s ok value and throws its
- * error (with a `payload`): both come back as jco gives a `result` inside a
- * value, `{tag, val}`; anything else thrown is a failure.
- */
-async function invoke(exports, call, params) {
-  const [, kind, resource, name] = call.function.match(/^(?:\[(method|static)\]([^.]+)\.)?(.+)$/);
-  const iface = exports[call.interface];
-  try {
-    if (kind === "method") {
-      const [self, ...rest] = params;
-      return { tag: "ok", val: await self[camel(name)](...rest) };
-    }
-    const owner = kind === "static" ? iface[pascal(resource)] : iface;
-    return { tag: "ok", val: await owner[camel(name)](...params) };
-  } catch (error) {
-    if (error !== null && typeof error === "object" && Object.hasOwn(error, "payload")) return { tag: "err", val: error.payload };
-    throw error;
-  }
 }
 
 /**

@@ -105,10 +105,16 @@ export function searchResultOf(hit) {
   };
 }
 
-/** The component's status as OpenClaw's `MemoryProviderStatus`. */
-export function providerStatusOf(status, { workspaceDir, embedder }) {
+/** The host health record (`.memory/host-health.json`) as the manager status shows it, or undefined. */
+function hostHealthOf(health) {
+  if (!health) return undefined;
+  return { errors: health.errors ?? 0, traps: health.traps ?? 0, deadlineStops: health.deadline_stops ?? 0, lastError: health.last_error ?? undefined };
+}
+
+/** The component's status as OpenClaw's `MemoryProviderStatus` (`health`: the host health record, if any). */
+export function providerStatusOf(status, { workspaceDir, embedder, health = null }) {
   if (!status) {
-    return { backend: "builtin", provider: embedder?.provider ?? "none", workspaceDir, custom: { opened: false } };
+    return { backend: "builtin", provider: embedder?.provider ?? "none", workspaceDir, custom: { opened: false, hostHealth: hostHealthOf(health) } };
   }
   const hybrid = status.searchMode === "hybrid";
   return {
@@ -140,6 +146,7 @@ export function providerStatusOf(status, { workspaceDir, embedder }) {
       promotionsDeferred: status.promotionsDeferred,
       sweepProblem: status.sweepProblem,
       indexRebuilt: status.indexRebuilt,
+      hostHealth: hostHealthOf(health),
     },
   };
 }

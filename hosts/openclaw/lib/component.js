@@ -1,11 +1,14 @@
 // The memory-core component under Node: the jco-transpiled component
 // (../component/, built by scripts/build-js.sh) instantiated once per
-// workspace, with that workspace as its only directory, an empty
-// environment, and the embedder and model the caller lends it.
+// workspace, in a worker thread of its own (guest.js), with that workspace
+// as its only directory, an empty environment, and the embedder and model
+// the caller lends it.
 //
 // Calls into one instance are queued: an export suspended on an async
-// import (JSPI) must not be re-entered. A trap kills the instance; the next
-// call starts a fresh one on the same workspace.
+// import (JSPI) must not be re-entered. Every call has a deadline and the
+// instance a memory cap, as under memory-harness; a trap, a deadline stop or
+// the cap ends the instance, and the next call starts a fresh one on the
+// same workspace.
 
 import fs from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -15,6 +18,9 @@ import * as shim from "@bytecodealliance/preview2-shim";
 import { acquireWorkspaceLockWaiting, DEFAULT_LOCK_WAIT_MS } from "./lock.js";
 import { CALLERS_MISTAKES, loadHealth, recordFailure } from "./health.js";
 import { pending as pendingSpool, setAside, spool } from "./spool.js";
+import { COMPONENT_URL, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_MIB, GuestStopped, GuestThread } from "./guest.js";
+
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_MIB };
 
 /** Calls that write: refused with `workspace-read-only` on a read-only workspace. */
 const WRITES = new Set([
@@ -36,13 +42,6 @@ export class MemoryError extends Error {
     this.kind = kind;
     this.detail = message;
   }
-}
-
-/** A trap: the instance is dead (the next call starts a fresh one). */
-function trapError(error) {
-  const trap = new MemoryError("internal", `the component trapped: ${error.message}`);
-  trap.trapped = true;
-  return trap;
 }
 
 /** A component `result` error (jco throws `ComponentError` with a payload) as a MemoryError. */
@@ -83,7 +82,7 @@ function compileCore(name) {
 
 let transpiled;
 function loadTranspiled() {
-  transpiled ??= import(new URL("../component/memory_core.js", import.meta.url).href).catch((e) => {
+  transpiled ??= import(COMPONENT_URL.href).catch((e) => {
     transpiled = undefined;
     throw new Error(
       `the transpiled component is missing (${e.message}); run scripts/build-js.sh after building the component`,
@@ -163,7 +162,8 @@ function modelImport(model, calls, capMs) {
   };
 }
 
-function wasiImports(workspaceDir) {
+export function wasiImports(workspaceDir) {
+  patchOpenAt();
   const preopens = workspaceDir === null ? {} : { [GUEST_WORKSPACE]: workspaceDir };
   const filesystem = shim.filesystem.createFilesystem({ preopens });
   return {
@@ -208,7 +208,6 @@ let configuration; // the `config` interface of an instance of its own, once ins
  */
 function configInterface() {
   configuration ??= (async () => {
-    patchOpenAt();
     const { instantiate } = await loadTranspiled();
     const exports = await instantiate(compileCore, {
       ...wasiImports(null),
@@ -245,23 +244,30 @@ export async function resolveSettings(config = {}) {
   }
 }
 
+/** Stands for the open memory (a `borrow<memory>` parameter) among the arguments of `invoke`. */
+export const MEMORY = Object.freeze({ borrowed: "memory" });
+
 /**
- * One workspace's memory, served by its own instance of the component.
+ * One workspace's memory, served by its own instance of the component in a
+ * worker thread (lib/guest.js), under a deadline per call and a memory cap.
  *
  * Options: `workspaceDir` (host path, granted as `/workspace`), `config`
  * (the component's settings, as `resolveSettings` takes them; resolved when
  * the workspace is opened), `embedder`, `model` (see the imports above),
  * `embedTimeoutMs` (default `DEFAULT_EMBED_TIMEOUT_MS`), `modelTimeoutMs`
  * (the cap on any model call; default the longest model turn the settings
- * ask for, dreaming's `modelTimeoutMs`), `lock`
- * (default true: one process per workspace), `lockWaitMs` (default 10 s: how
- * long a workspace another process holds is waited for; then the call fails
- * with kind `busy`), `health` (default false: record failed calls and traps
- * in `.memory/host-health.json`, memory-harness's format).
+ * ask for, dreaming's `modelTimeoutMs`), `limits` (`{ callTimeoutMs,
+ * memoryMib }`, memory-harness's settings and defaults: 30 s, 1024 MiB),
+ * `lock` (default true: one process per workspace), `lockWaitMs` (default
+ * 10 s: how long a workspace another process holds is waited for; then the
+ * call fails with kind `busy`), `health` (default false: record failed
+ * calls, traps, deadline stops and the memory cap in
+ * `.memory/host-health.json`, memory-harness's format), `guestUrl` (the
+ * transpiled component's module; tests give a guest of their own).
  */
 export class MemoryComponent {
   #options;
-  #instance = null; // { exports, memory }
+  #guest = null; // the GuestThread whose instance has the workspace open
   #queue = Promise.resolve();
   #release = null;
   #busy = false;
@@ -284,9 +290,21 @@ export class MemoryComponent {
       lock: true,
       lockWaitMs: DEFAULT_LOCK_WAIT_MS,
       health: false,
+      guestUrl: COMPONENT_URL,
       ...options,
+      limits: { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS, memoryMib: DEFAULT_MEMORY_MIB, ...options.limits },
     };
     this.workspaceDir = path.resolve(options.workspaceDir);
+  }
+
+  /** The limits every call runs under: `{ callTimeoutMs, memoryMib }`. */
+  get limits() {
+    return { ...this.#options.limits };
+  }
+
+  /** Changes the limits (`{ callTimeoutMs, memoryMib }`): the deadline from the next call, the memory cap from the next instance. */
+  setLimits(limits) {
+    Object.assign(this.#options.limits, limits);
   }
 
   /** Opens the workspace (instantiating the component); idempotent. */
@@ -296,7 +314,8 @@ export class MemoryComponent {
   }
 
   async #ensure() {
-    if (this.#instance) return this.#instance;
+    if (this.#guest?.alive) return this.#guest;
+    this.#guest = null; // stopped: its thread is gone
     if (this.#closed) throw new MemoryError("io", `the memory of ${this.workspaceDir} was closed`);
     // Settings the component refuses fail before the workspace is locked.
     this.resolved ??= await resolveSettings(this.#options.config);
@@ -314,55 +333,50 @@ export class MemoryComponent {
         this.notes = [`${error.why}: the index is used as it is and may be stale`];
       }
     }
-    patchOpenAt();
-    const { instantiate } = await loadTranspiled();
-    const imports = {
-      ...wasiImports(this.workspaceDir),
-      "openclaw:memory/types": {},
-      "openclaw:memory/embedder": embedderImport(this.#options.embedder, this.#options.embedTimeoutMs),
-      "openclaw:memory/model": modelImport(
-        this.#options.model,
-        this.modelCalls,
-        this.#options.modelTimeoutMs ?? this.resolved.dreamGates.modelTimeoutMs,
-      ),
-    };
-    const exports = await instantiate(compileCore, imports);
-    let memory;
+    const guest = new GuestThread({
+      workspaceDir: this.workspaceDir,
+      embedderInfo: this.#options.embedder?.info,
+      hostCalls: {
+        embed: embedderImport(this.#options.embedder, this.#options.embedTimeoutMs).embed,
+        complete: modelImport(
+          this.#options.model,
+          this.modelCalls,
+          this.#options.modelTimeoutMs ?? this.resolved.dreamGates.modelTimeoutMs,
+        ).complete,
+      },
+      limits: this.#options.limits,
+      guestUrl: this.#options.guestUrl,
+    });
     try {
-      memory = this.readOnly
-        ? exports.store.Memory.openReadOnly(this.resolved.settings)
-        : exports.store.Memory.open(this.resolved.settings);
+      await guest.open(this.resolved.settings, Boolean(this.readOnly));
     } catch (error) {
-      const failure = asMemoryError(error);
-      if (this.readOnly && failure instanceof MemoryError) {
+      guest.terminate();
+      const failure = callFailure(error);
+      if (this.readOnly && failure instanceof MemoryError && !failure.trapped) {
         throw new MemoryError("workspace-read-only", `${this.readOnly}, and its memory cannot be read as it is (${failure.detail})`);
       }
       throw failure;
     }
-    this.#instance = { exports, memory };
-    if (!this.readOnly && (await this.#replaySpool(exports, memory)) === "trapped") {
+    this.#guest = guest;
+    if (!this.readOnly && (await this.#replaySpool(guest)) === "trapped") {
       // The instance is gone with the trap; the call that trapped was set
       // aside, so a fresh instance replays the rest.
-      this.#instance = null;
       return this.#ensure();
     }
-    return this.#instance;
+    return guest;
   }
 
   /** Replays this host's spooled flushes and ingests, oldest first (see spool.js). */
-  async #replaySpool(exports, memory) {
+  async #replaySpool(guest) {
     for (const entry of pendingSpool(this.workspaceDir)) {
       if (entry.error) continue; // unreadable: left in place for an operator
       try {
-        const report =
-          entry.call === "flush"
-            ? await exports.write.flush(memory, entry.request)
-            : await exports.write.ingest(memory, entry.request);
+        const report = await guest.call("write", entry.call, [{ memory: true }, { value: entry.request }]);
         fs.rmSync(entry.file, { force: true });
         this.replayed.push({ call: entry.call, file: path.basename(entry.file), report });
       } catch (error) {
-        const trapped = error instanceof WebAssembly.RuntimeError;
-        const failure = trapped ? trapError(error) : asMemoryError(error);
+        const failure = callFailure(error);
+        const trapped = Boolean(failure?.trapped);
         const file = path.basename(entry.file);
         if (trapped || CALLERS_MISTAKES.has(failure?.kind)) {
           // It would fail the same way every time: set aside, not retried.
@@ -386,7 +400,7 @@ export class MemoryComponent {
    */
   async #spoolable(call, request) {
     try {
-      return await this.call((e, m) => e.write[call](m, request), call);
+      return await this.#onMemory("write", call, [request], call);
     } catch (error) {
       if (error?.kind !== "busy") throw error;
       const file = spool(this.workspaceDir, call, request);
@@ -413,41 +427,66 @@ export class MemoryComponent {
     return run;
   }
 
-  /** Runs `fn(exports, memory)` in the queue; component errors become MemoryError. */
-  call(fn, command = "call") {
-    return this.#enqueue(async () => {
-      try {
-        const { exports, memory } = await this.#ensure();
-        if (this.readOnly && WRITES.has(command)) {
-          throw new MemoryError("workspace-read-only", `${command} writes, and ${this.readOnly}; nothing was written`);
-        }
-        try {
-          return await fn(exports, memory);
-        } catch (error) {
-          if (error instanceof WebAssembly.RuntimeError) {
-            // A trap leaves the instance unusable: the next call starts anew.
-            this.#instance = null;
-            throw trapError(error);
-          }
-          throw asMemoryError(error);
-        }
-      } catch (error) {
-        this.#noteFailure(command, error);
-        throw error;
+  /**
+   * Calls the export `fn` of interface `iface` (a WIT name: `search`,
+   * `[method]memory.sync`; or jco's camelCase) with `args`, where `MEMORY`
+   * stands for the open memory; in the queue. `command` names the call for
+   * the read-only check and the health record. The component's error
+   * rejects as a MemoryError, or, with `outcome`, the answer comes as jco
+   * gives a `result` inside a value: `{tag: "ok" | "err", val}`. A trap, a
+   * deadline stop or the memory cap rejects with a MemoryError that has
+   * `trapped` (and `stop`: `trap`, `deadline`, `memory-cap`).
+   */
+  invoke(iface, fn, args = [], { command = `${iface}.${fn}`, outcome = false } = {}) {
+    return this.#enqueue(() => this.#invokeNow(iface, fn, args, { command, outcome }));
+  }
+
+  /**
+   * Runs `task(invoke)` in one slot of the queue: no other call comes
+   * between its calls. `invoke` takes `invoke`'s arguments.
+   */
+  exclusive(task) {
+    return this.#enqueue(() => task((iface, fn, args = [], { command = `${iface}.${fn}`, outcome = false } = {}) =>
+      this.#invokeNow(iface, fn, args, { command, outcome }),
+    ));
+  }
+
+  async #invokeNow(iface, fn, args, { command, outcome }) {
+    try {
+      const guest = await this.#ensure();
+      if (this.readOnly && WRITES.has(command)) {
+        throw new MemoryError("workspace-read-only", `${command} writes, and ${this.readOnly}; nothing was written`);
       }
-    });
+      const params = args.map((arg) => (arg === MEMORY ? { memory: true } : { value: arg }));
+      try {
+        const value = await guest.call(iface, fn, params);
+        return outcome ? { tag: "ok", val: value } : value;
+      } catch (error) {
+        if (outcome && error?.payload) return { tag: "err", val: error.payload };
+        throw callFailure(error);
+      }
+    } catch (error) {
+      this.#noteFailure(command, error);
+      throw error;
+    }
+  }
+
+  /** `invoke` of a function whose first parameter is the open memory. */
+  #onMemory(iface, fn, args, command) {
+    return this.invoke(iface, fn, [MEMORY, ...args], { command });
   }
 
   /** Records a failed call in the workspace's health file (not when it is read-only). */
   #noteFailure(command, error) {
     if (!this.#options.health) return;
-    const kind = error?.trapped ? "trap" : (error?.kind ?? "host");
+    const kind = error?.trapped ? (error.stop ?? "trap") : (error?.kind ?? "host");
     if (kind === "workspace-read-only") return;
     recordFailure(this.workspaceDir, {
       command,
       kind,
       message: String(error?.message ?? error),
       trap: Boolean(error?.trapped),
+      deadline: error?.stop === "deadline",
     });
   }
 
@@ -459,49 +498,37 @@ export class MemoryComponent {
   /**
    * The index status, synchronously (OpenClaw's manager `status()` is
    * synchronous): `null` before the first `open()`. `status` reaches no
-   * async import, so it runs at once when the instance is idle; while a call
-   * is in flight (perhaps suspended on an import) the instance must not be
-   * re-entered, and the last status read while idle is returned (or null),
-   * as it is after a trap.
+   * async import, so while no call is in flight the instance's thread is
+   * asked and answers at once (this thread blocks for it, briefly); while a
+   * call is in flight (perhaps suspended on an import), or after a trap, the
+   * last status read is returned.
    */
   statusNow() {
-    if (!this.#instance) return null;
-    if (this.#busy) return this.#lastStatus;
-    try {
-      this.#lastStatus = this.#instance.memory.status();
-      return this.#lastStatus;
-    } catch (error) {
-      if (error instanceof WebAssembly.RuntimeError) {
-        // A caller that must have an answer now gets the last one; the next
-        // queued call starts a fresh instance.
-        this.#instance = null;
-        return this.#lastStatus;
-      }
-      throw asMemoryError(error);
-    }
+    if (!this.#guest) return this.#lastStatus;
+    if (this.#busy || !this.#guest.alive) return this.#lastStatus;
+    this.#lastStatus = this.#guest.statusNow() ?? this.#lastStatus;
+    return this.#lastStatus;
   }
 
-  status() {
-    return this.call((_, memory) => memory.status(), "status");
+  async status() {
+    this.#lastStatus = await this.#onMemory("store", "[method]memory.status", [], "status");
+    return this.#lastStatus;
   }
   sync(request = {}) {
-    return this.call(
-      (_, memory) =>
-        memory.sync({ maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) }),
-      "sync",
-    );
+    const sync = { maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) };
+    return this.#onMemory("store", "[method]memory.sync", [sync], "sync");
   }
   bootstrap(request) {
-    return this.call((e, m) => e.bootstrap.load(m, request), "bootstrap");
+    return this.#onMemory("bootstrap", "load", [request], "bootstrap");
   }
   search(request) {
-    return this.call((e, m) => e.recall.search(m, request), "search");
+    return this.#onMemory("recall", "search", [request], "search");
   }
   get(request) {
-    return this.call((e, m) => e.recall.get(m, request), "get");
+    return this.#onMemory("recall", "get", [request], "get");
   }
   note(request) {
-    return this.call((e, m) => e.write.note(m, request), "note");
+    return this.#onMemory("write", "note", [request], "note");
   }
   ingest(request) {
     return this.#spoolable("ingest", request);
@@ -510,40 +537,40 @@ export class MemoryComponent {
     return this.#spoolable("flush", request);
   }
   forget(request) {
-    return this.call((e, m) => e.write.forget(m, request), "forget");
+    return this.#onMemory("write", "forget", [request], "forget");
   }
   triggerInject(request) {
-    return this.call((e, m) => e.inject.triggerInject(m, request), "triggerInject");
+    return this.#onMemory("inject", "trigger-inject", [request], "triggerInject");
   }
   escalate(request) {
-    return this.call((e, m) => e.inject.escalate(m, request), "escalate");
+    return this.#onMemory("inject", "escalate", [request], "escalate");
   }
   intentCreate(spec, context) {
-    return this.call((e, m) => e.intents.create(m, spec, context), "intentCreate");
+    return this.#onMemory("intents", "create", [spec, context], "intentCreate");
   }
   intentList(context) {
-    return this.call((e, m) => e.intents.list(m, context), "intentList");
+    return this.#onMemory("intents", "list", [context], "intentList");
   }
   intentCancel(id, context) {
-    return this.call((e, m) => e.intents.cancel(m, BigInt(id), context), "intentCancel");
+    return this.#onMemory("intents", "cancel", [BigInt(id), context], "intentCancel");
   }
   due(atMs) {
-    return this.call((e, m) => e.intents.due(m, BigInt(atMs)), "due");
+    return this.#onMemory("intents", "due", [BigInt(atMs)], "due");
   }
   userShow() {
-    return this.call((e, m) => e.user.show(m), "userShow");
+    return this.#onMemory("user", "show", [], "userShow");
   }
   userSet(request) {
-    return this.call((e, m) => e.user.set(m, request), "userSet");
+    return this.#onMemory("user", "set", [request], "userSet");
   }
   dreamRun(request) {
-    return this.call((e, m) => e.dream.run(m, request), "dreamRun");
+    return this.#onMemory("dream", "run", [request], "dreamRun");
   }
   dreamRollback(context) {
-    return this.call((e, m) => e.dream.rollback(m, context), "dreamRollback");
+    return this.#onMemory("dream", "rollback", [context], "dreamRollback");
   }
   report(request) {
-    return this.call((e, m) => e.report.gather(m, request), "report");
+    return this.#onMemory("report", "gather", [request], "report");
   }
 
   /** Drops the instance (the next call opens the workspace again), keeping the lock. */
@@ -554,22 +581,34 @@ export class MemoryComponent {
   /** Drops the instance and releases the workspace; later calls are refused. */
   async close() {
     this.#closed = true;
-    await this.#enqueue(() => {
-      this.#drop();
+    await this.#enqueue(async () => {
+      await this.#drop();
       this.#release?.();
       this.#release = null;
     });
   }
 
-  #drop() {
-    const instance = this.#instance;
-    this.#instance = null;
-    try {
-      instance?.memory?.[Symbol.dispose]?.();
-    } catch {
-      // A dead instance has nothing left to close.
-    }
+  /** Closes the instance's memory (the index is closed before anything overwrites it) and ends its thread. */
+  async #drop() {
+    const guest = this.#guest;
+    this.#guest = null;
+    await guest?.close();
   }
+}
+
+/** A failure of a call as this host reports it: a MemoryError for the component's error and for a stopped guest. */
+function callFailure(error) {
+  if (error instanceof GuestStopped) {
+    const message = error.stop === "trap" ? `the component trapped: ${error.message}` : error.message;
+    const stopped = new MemoryError("internal", message);
+    stopped.trapped = true;
+    stopped.stop = error.stop;
+    return stopped;
+  }
+  if (error?.payload && typeof error.payload.tag === "string") {
+    return new MemoryError(error.payload.tag, String(error.payload.val ?? ""));
+  }
+  return error;
 }
 
 /** A turn context with defaults: the owner at a terminal, now. */

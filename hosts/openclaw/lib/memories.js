@@ -4,7 +4,13 @@
 // older than `syncIntervalMs` (an unchanged workspace costs a directory walk).
 
 import path from "node:path";
-import { DEFAULT_EMBED_TIMEOUT_MS, MemoryComponent, resolveSettings } from "./component.js";
+import {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_EMBED_TIMEOUT_MS,
+  DEFAULT_MEMORY_MIB,
+  MemoryComponent,
+  resolveSettings,
+} from "./component.js";
 import { openclawEmbedder, openclawModel } from "./bridge.js";
 import { contextOf } from "./adapt.js";
 import { PendingIntents } from "./pending.js";
@@ -37,6 +43,11 @@ export function pluginSettings(config = {}) {
     // An IANA zone; else OpenClaw's `agents.defaults.userTimezone`, else the host's (lib/time.js).
     timeZone: config.timeZone,
     intents: { deliverDue: config.intents?.deliverDue !== false },
+    // memory-harness's `[limits]`, with its defaults (lib/guest.js).
+    limits: {
+      callTimeoutMs: config.limits?.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      memoryMib: config.limits?.memoryMib ?? DEFAULT_MEMORY_MIB,
+    },
     embedTimeoutMs: config.embedTimeoutMs ?? DEFAULT_EMBED_TIMEOUT_MS,
     syncIntervalMs: config.syncIntervalMs ?? 5000,
     useModel: config.model?.enabled !== false,
@@ -127,6 +138,7 @@ export class Memories {
       embedder,
       model: this.settings.useModel ? openclawModel(this.#api) : null,
       embedTimeoutMs: this.settings.embedTimeoutMs,
+      limits: this.settings.limits,
       // The longest model turn the settings ask for (a dreaming rewrite may
       // take longer than a flush), and never below this host's floor.
       modelTimeoutMs: Math.max(MODEL_CAP_FLOOR_MS, dreamGates.modelTimeoutMs, flush.timeoutMs, this.settings.escalation.timeoutMs),

@@ -18,6 +18,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { MEMORY } from "./component.js";
 import { writeDurably } from "./durable.js";
 import { intentBlock } from "./framing.js";
 
@@ -113,8 +114,9 @@ export class PendingIntents {
    */
   collect(memory, nowMs, context) {
     return this.#exclusive(() =>
-      memory.call(async (exports, store) => {
-        const intents = await exports.intents.list(store, { ...context, nowMs: BigInt(nowMs) });
+      // `list` and `due` in one slot of the memory's queue: no call comes between them.
+      memory.exclusive(async (invoke) => {
+        const intents = await invoke("intents", "list", [MEMORY, { ...context, nowMs: BigInt(nowMs) }], { command: "intentList" });
         const before = this.entries();
         const queued = PendingIntents.#settle(before, intents);
         const armed = intents.filter((i) => i.dueAtMs !== undefined && i.state === "armed");
@@ -123,7 +125,7 @@ export class PendingIntents {
           return [];
         }
         this.#write([...queued, ...armed.map((i) => entryOf(i, nowMs, "prepared"))]);
-        const fired = await exports.intents.due(store, BigInt(nowMs));
+        const fired = await invoke("intents", "due", [MEMORY, BigInt(nowMs)], { command: "due" });
         const firedKeys = new Set(fired.map((i) => keyOf(entryOf(i, nowMs))));
         this.#write([
           ...queued.filter((e) => !firedKeys.has(keyOf(e))),

@@ -116,9 +116,9 @@ test("collecting writes the armed intents as prepared before `due` spends their 
   const armed = await create("feed the cat", now - 1000);
   const queue = new PendingIntents(workspace);
   const crashing = {
-    call: (fn) =>
-      memory.call((e, m) =>
-        fn({ intents: { list: e.intents.list, due: () => Promise.reject(new Error("the process dies")) } }, m),
+    exclusive: (task) =>
+      memory.exclusive((invoke) =>
+        task((iface, fn, ...rest) => (fn === "due" ? Promise.reject(new Error("the process dies")) : invoke(iface, fn, ...rest))),
       ),
   };
   await assert.rejects(queue.collect(crashing, now, turnContext({ nowMs: now })), /the process dies/);
