@@ -52,7 +52,7 @@ function startFakeModel() {
   });
 }
 
-function writeConfig(port) {
+function writeConfig(port, pluginConfig = {}) {
   const base = `http://127.0.0.1:${port}/v1`;
   const config = {
     agents: { defaults: { workspace, model: { primary: "fake/fake-model" }, userTimezone: TIME_ZONE } },
@@ -87,7 +87,7 @@ function writeConfig(port) {
       slots: { memory: "memory-wasm" },
       allow: ["memory-wasm"],
       entries: {
-        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: {} },
+        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig },
         // The built-in memory stays loaded for its dreaming (reading the slot plugin's
         // `dreaming` settings) unless it is disabled: MEMORY.md needs one writer.
         "memory-core": { enabled: false },
@@ -331,7 +331,8 @@ try {
   // 4c. A web page the agent fetched, noted as if the owner had said it: untrusted, in its own file.
   const webTurn = scriptedTurn(config, "e2e-web", "Read the release notes page and remember the code word.", [
     { tool: "web_fetch", args: { url: `http://127.0.0.1:${port}/page.html` } },
-    { tool: "memory_note", args: { text: "The release code word is mango-42.", origin: "owner" } },
+    // The code word comes from the page, never from the message (fake-openai.mjs `from-results`).
+    { tool: "memory_note", args: { text: "The release code word is {{from-results:code word is ([a-z]+-\\d+)}}.", origin: "owner" } },
   ]);
   assert.match(webTurn.results[0], /mango-42/, `web_fetch read the page: ${webTurn.results[0].slice(0, 300)}`);
   assert.match(webTurn.results[1], /sourceClass\\*"\s*:\s*\\*"untrusted/, `the note after a web page is untrusted: ${webTurn.results[1]}`);
@@ -440,6 +441,22 @@ try {
   assert.deepEqual(queued(), [], "delivered, so it left the queue");
   console.log("  the due intent in the owner's next turn:");
   console.log(block.replace(/^/gm, "    | "));
+
+  // 8. A runaway guest call: a 60,000-line note to index under a 20 ms call deadline. The
+  // memory step is stopped (the worker terminated), the turn still gets its reply, and the
+  // stop is in `openclaw memory status`. Then the note goes and the limit is lifted.
+  const bigNote = path.join(workspace, "memory", "2026-11-30.md");
+  fs.writeFileSync(bigNote, Array.from({ length: 60000 }, (_, i) => `- Log line ${i}: the nightly batch ${i % 97} finished in ${i % 13} minutes.`).join("\n"));
+  writeConfig(port, { limits: { callTimeoutMs: 20 } });
+  const runaway = lastJson(oc(config, "agent", "--local", "--agent", "main", "--session-id", "e2e-runaway", "--message", "What runs on the staging server?", "--json"));
+  assert.match(runaway.payloads?.[0]?.text ?? "", /^Memory says: /, `the turn got its reply: ${JSON.stringify(runaway.payloads)}`);
+  fs.rmSync(bigNote);
+  writeConfig(port);
+  const afterRunaway = oc(config, "memory", "status", "--json");
+  const stops = Number(/"(?:deadline_stops|deadlineStops)"\s*:\s*(\d+)/.exec(afterRunaway)?.[1] ?? 0);
+  assert.ok(stops >= 1, `the deadline stop is in memory status: ${afterRunaway}`);
+  assert.match(afterRunaway, /past its deadline of 20 ms/, "the last error says why");
+  console.log(`  runaway call: stopped at 20 ms (${stops} deadline stops in memory status); the turn replied "${runaway.payloads[0].text}"`);
 
   console.log("openclaw e2e: ok");
   fs.rmSync(root, { recursive: true, force: true });

@@ -11,6 +11,9 @@
 // - A user message carrying `e2e-steps: [{"tool": …, "args": {…}}, …]` (one
 //   JSON array on the rest of its line) instead makes those tool calls, one
 //   per model turn, in order; then answers "Steps done: <last tool result>".
+//   A string argument `{{from-results:<regex>}}` is the regex's first group
+//   in the turn's tool results so far (the agent repeating what a tool said,
+//   which the person never typed).
 //   The end-to-end test scripts agent behaviour this way (a file write to
 //   memory, a web page noted, …) while OpenClaw runs the tools for real.
 // - GET /page.html: a small web page for `web_fetch`.
@@ -70,6 +73,15 @@ export function stepsOf(question) {
   return match ? JSON.parse(match[1]) : null;
 }
 
+/** `args` with each `{{from-results:<regex>}}` replaced by its first group in `results`. */
+export function fillFromResults(args, results) {
+  const text = results.join("\n");
+  return JSON.parse(
+    JSON.stringify(args),
+    (_, v) => (typeof v === "string" ? v.replace(/\{\{from-results:(.+?)\}\}/g, (_, re) => new RegExp(re).exec(text)?.[1] ?? "") : v),
+  );
+}
+
 /** A call of `name` with `args`: directly when the tool is offered, else through Tool Search's `tool_call`. */
 function toolCall(tools, name, args, index) {
   const call = tools.includes(name) ? { name, arguments: args } : { name: "tool_call", arguments: { id: name, args } };
@@ -89,7 +101,7 @@ export function reply(body) {
   if (steps) {
     if (toolResults.length < steps.length) {
       const step = steps[toolResults.length];
-      return toolCall(tools, step.tool, step.args ?? {}, toolResults.length);
+      return toolCall(tools, step.tool, fillFromResults(step.args ?? {}, toolResults.map((m) => textOf(m.content))), toolResults.length);
     }
     return { content: `Steps done: ${textOf(toolResults.at(-1)?.content).slice(0, 2000)}` };
   }
