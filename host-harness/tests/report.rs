@@ -120,7 +120,7 @@ fn hashes(root: &Path) -> BTreeMap<String, String> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 visit(root, &path, out);
-            } else if path.file_name().is_some_and(|n| n != "harness.lock") {
+            } else if path.file_name().is_some_and(|n| n != "workspace.lock") {
                 let digest = Sha256::digest(std::fs::read(&path).unwrap());
                 let name = path.strip_prefix(root).unwrap().display().to_string();
                 out.insert(name, format!("{digest:x}"));
@@ -468,17 +468,40 @@ fn a_workspace_the_javascript_host_serves_is_left_to_it() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("demo");
     run(bin().args(["--embedder", "test", "demo", "--dir"]).arg(&ws));
-    // A live process (this test) holds the JavaScript host's lock.
-    let lock = ws.join(".memory/js-host.lock");
-    std::fs::write(&lock, format!("pid {}\n", std::process::id())).unwrap();
+    // A live process (the one that ran this test) holds the lock, as the
+    // JavaScript host writes it.
+    let parent = std::os::unix::process::parent_id();
+    let stat = std::fs::read_to_string(format!("/proc/{parent}/stat")).unwrap();
+    let start: u64 = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lock = ws.join(".memory/workspace.lock");
+    let line = |pid: u32, start: u64| {
+        serde_json::json!({
+            "pid": pid,
+            "host": std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(),
+            "boot": std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim(),
+            "start": start,
+            "program": "openclaw gateway",
+            "since": "2026-12-04T17:20:03Z",
+        })
+        .to_string()
+    };
+    std::fs::write(&lock, line(parent, start)).unwrap();
     let out = harness(&ws, "2026-12-04")
         .args(["report", "--json"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("JavaScript host"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("in use by openclaw gateway (pid {parent} on host")),
+        "{stderr}"
+    );
     // A lock its holder left behind is no obstacle.
-    std::fs::write(&lock, "pid 999999999\n").unwrap();
+    std::fs::write(&lock, line(999_999_999, 1)).unwrap();
     run(harness(&ws, "2026-12-04").args(["report", "--json"]));
 }

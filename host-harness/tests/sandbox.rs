@@ -182,7 +182,7 @@ fn a_second_harness_on_the_same_workspace_is_refused() {
         .err()
         .expect("the second is refused");
     assert!(
-        second.to_string().contains("another memory-harness"),
+        second.to_string().contains("already open in this process"),
         "{second}"
     );
     drop(first);

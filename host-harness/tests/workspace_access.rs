@@ -4,7 +4,10 @@
 //! write waits for a busy workspace up to `limits.lockWaitMs`, then fails
 //! as busy, and a flush or ingest refused that way is spooled and replayed
 //! by the next write; failed calls land in the health record `status` shows;
-//! a full disk names its cause, and reads still work on it.
+//! a full disk names its cause, and reads still work on it. The workspace
+//! lock is one protocol with the JavaScript host's (docs/ARCHITECTURE.md):
+//! each host refuses a workspace the other holds, naming the holder, and a
+//! holder killed, or a pid reused, leaves a lock the next process takes over.
 
 use memory_harness::host::WorkspaceLock;
 use serde_json::Value;
@@ -191,6 +194,16 @@ fn config(dir: &Path, lock_wait_ms: u64) -> PathBuf {
     path
 }
 
+/// The stderr of a note refused as busy (exit 75) after `wait_ms`.
+fn note_refused_as_busy(ws: &Path, conf: &Path, wait_ms: u64) -> String {
+    let out = run(harness(ws)
+        .arg("--config")
+        .arg(config(conf, wait_ms))
+        .args(["note", "--source", "owner", "never written"]));
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    stderr(&out)
+}
+
 #[test]
 fn a_write_waits_for_a_busy_workspace_and_fails_as_busy_after_the_deadline() {
     let ws = tempfile::tempdir().unwrap();
@@ -216,20 +229,18 @@ fn a_write_waits_for_a_busy_workspace_and_fails_as_busy_after_the_deadline() {
 
     // Held past the wait: a distinct busy error (exit 75), nothing written.
     let held = WorkspaceLock::acquire(ws.path()).unwrap();
-    let out = run(harness(ws.path())
-        .arg("--config")
-        .arg(config(conf.path(), 300))
-        .args(["note", "--source", "owner", "never written"]));
-    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    let refusal = note_refused_as_busy(ws.path(), conf.path(), 300);
     assert!(
-        stderr(&out).contains("busy: another memory-harness"),
-        "{}",
-        stderr(&out)
+        refusal.contains(&format!(
+            "busy: the memory of {} is in use by ",
+            ws.path().display()
+        )) && refusal.contains(&format!("(pid {} on host ", std::process::id())),
+        "{refusal}"
     );
-    assert!(stderr(&out).contains("waited 300 ms"), "{}", stderr(&out));
+    assert!(refusal.contains("waited 300 ms"), "{refusal}");
 
-    // A read does not wait for the exclusive lock's holder to finish writing
-    // forever: it waits up to the deadline for a shared lock, then fails busy.
+    // A read does not wait for the lock's holder to finish writing forever:
+    // it waits up to the deadline, then fails busy.
     let out = run(harness(ws.path())
         .arg("--config")
         .arg(config(conf.path(), 300))
@@ -432,4 +443,176 @@ fn a_sweep_out_of_space_says_why_in_dreams_md_and_status() {
     assert!(!shown.contains("dreaming   the sweep"), "{shown}");
     // The host's own record keeps the last error.
     assert!(shown.contains("no space left"), "{shown}");
+}
+
+/// The Node binary the JavaScript host runs on (scripts/node.sh).
+fn node() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new("bash")
+        .arg(repo.join("scripts/node.sh"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/node.sh: {}", stderr(&out));
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// A Node process that takes the lock with the JavaScript host's lib/lock.js
+/// (waiting `wait_ms`), prints `won` or `busy: …` and holds what it won
+/// until its stdin closes.
+fn node_contender(ws: &Path, program: &str, wait_ms: u64) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let lock_js = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hosts/openclaw/lib/lock.js");
+    let script = format!(
+        r#"import {{ acquireWorkspaceLockWaiting }} from {lock};
+        try {{
+          await acquireWorkspaceLockWaiting({ws}, {wait_ms}, {{ program: {program} }});
+          console.log("won");
+        }} catch (error) {{
+          console.log("busy: " + error.message);
+        }}
+        process.stdin.resume();
+        process.stdin.on("end", () => process.exit(0));"#,
+        lock = serde_json::json!(lock_js.canonicalize().unwrap()),
+        ws = serde_json::json!(ws),
+        program = serde_json::json!(program),
+    );
+    let mut child = Command::new(node())
+        .args(["--input-type=module", "-e", &script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    (child, said.trim().to_string())
+}
+
+/// The start time of a live process (`/proc/<pid>/stat` field 22).
+fn start_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A lock line as a holder on this machine writes it.
+fn lock_line(pid: u32, start: u64, program: &str) -> String {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap().trim().to_string();
+    serde_json::json!({
+        "pid": pid,
+        "host": read("/proc/sys/kernel/hostname"),
+        "boot": read("/proc/sys/kernel/random/boot_id"),
+        "start": start,
+        "program": program,
+        "since": "2026-12-04T17:20:03Z",
+    })
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn each_host_refuses_a_workspace_the_other_holds_naming_it_and_a_killed_holder_is_no_obstacle() {
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let conf = tempfile::tempdir().unwrap();
+
+    // The JavaScript host holds it: the harness waits, then refuses by name.
+    let (mut gateway, said) = node_contender(ws.path(), "openclaw gateway", 0);
+    assert_eq!(said, "won");
+    let refusal = note_refused_as_busy(ws.path(), conf.path(), 200);
+    assert!(
+        refusal.contains(&format!(
+            "is in use by openclaw gateway (pid {} on host ",
+            gateway.id()
+        )) && refusal.contains("; wait for it to finish, then retry (waited 200 ms"),
+        "{refusal}"
+    );
+    // Killed while holding it (and reaped): the next process takes it over.
+    gateway.kill().unwrap();
+    gateway.wait().unwrap();
+    let out = run(harness(ws.path()).args(["note", "--source", "owner", "after the crash"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !ws.path().join(".memory/workspace.lock").exists(),
+        "released"
+    );
+
+    // The harness holds it: the JavaScript host refuses in the same words.
+    let held = WorkspaceLock::acquire(ws.path()).unwrap();
+    let (mut refused, said) = node_contender(ws.path(), "openclaw memory search", 100);
+    drop(refused.stdin.take());
+    refused.wait().unwrap();
+    assert!(
+        said.starts_with(&format!(
+            "busy: the memory of {} is in use by ",
+            ws.path().display()
+        )) && said.contains(&format!("(pid {} on host ", std::process::id()))
+            && said.ends_with("; wait for it to finish, then retry (waited 100 ms, lockWaitMs)"),
+        "{said}"
+    );
+    drop(held);
+}
+
+#[test]
+fn a_lock_naming_a_live_pid_is_held_only_if_that_process_started_when_it_says() {
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    let conf = tempfile::tempdir().unwrap();
+    let lock = ws.path().join(".memory/workspace.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    let parent = std::os::unix::process::parent_id();
+    // `status` without waiting: it runs, or it is refused as busy naming `holder`.
+    let status = || {
+        run(harness(ws.path())
+            .arg("--config")
+            .arg(config(conf.path(), 0))
+            .arg("status"))
+    };
+    let refused_by = |holder: &str| {
+        let out = status();
+        assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+        assert!(stderr(&out).contains(holder), "{}", stderr(&out));
+    };
+    let runs = || {
+        let out = status();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+
+    // Our parent, as it started: held.
+    let line = lock_line(parent, start_of(parent), "memory-harness index");
+    std::fs::write(&lock, &line).unwrap();
+    refused_by(&format!(
+        "in use by memory-harness index (pid {parent} on host "
+    ));
+
+    // The same pid, started at another time: a reused pid, stale.
+    let reused = lock_line(parent, start_of(parent) + 1, "memory-harness index");
+    std::fs::write(&lock, reused).unwrap();
+    runs();
+    assert!(!lock.exists(), "taken over, then released");
+
+    // Written before the machine restarted: stale whatever runs now.
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    std::fs::write(
+        &lock,
+        line.replace(boot.trim(), "00000000-0000-0000-0000-000000000000"),
+    )
+    .unwrap();
+    runs();
+
+    // An older harness (harness.lock naming a live process) is honoured;
+    // once it names none, the file is removed.
+    let legacy = ws.path().join(".memory/harness.lock");
+    std::fs::write(&legacy, format!("pid {parent}")).unwrap();
+    refused_by(&format!(
+        "in use by an older memory-harness (pid {parent}, .memory/harness.lock)"
+    ));
+    std::fs::write(&legacy, "").unwrap();
+    runs();
+    assert!(!legacy.exists());
 }

@@ -163,6 +163,9 @@ impl Command {
 /// reported on stderr and recorded (see `exit::failed`).
 pub fn run(mut cli: Cli) -> i32 {
     cli.global.command_label = cli.command.label().map(str::to_string);
+    if let Some(label) = &cli.global.command_label {
+        memory_harness::host::set_lock_program(format!("memory-harness {label}"));
+    }
     match dispatch(&cli.global, cli.command) {
         Ok(code) => code,
         Err(error) => exit::failed(&cli.global, &error),

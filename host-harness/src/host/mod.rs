@@ -21,7 +21,8 @@ pub use self::bindings::{
 pub use self::exports::Export;
 pub use self::settings::{wit_dream_gates, wit_settings};
 pub use self::workspace_lock::{
-    io_cause, read_only_cause, WorkspaceAccess, WorkspaceBusy, WorkspaceLock, WorkspaceReadOnly,
+    io_cause, read_only_cause, set_lock_program, WorkspaceAccess, WorkspaceBusy, WorkspaceLock,
+    WorkspaceReadOnly,
 };
 use crate::embed::Lender;
 use crate::model::ModelLender;

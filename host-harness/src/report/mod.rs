@@ -9,8 +9,8 @@
 //! memory is opened with `open-read-only`, which creates, rebuilds and
 //! migrates nothing (an index or ledger that is not current is refused,
 //! with what to run). Nothing syncs, records a recall or calls a model; the
-//! only file the report touches is the harness's own lock
-//! (`.memory/harness.lock`), and it leaves a workspace the JavaScript host
+//! only file the report touches is the workspace lock
+//! (`.memory/workspace.lock`), and it leaves a workspace the JavaScript host
 //! serves alone. The page is rendered by `html`, its plots by `svg`;
 //! neither runs a line of JavaScript.
 

@@ -46,7 +46,7 @@ pub struct Session {
     pub time_zone: jiff::tz::TimeZone,
     /// The turn's taint (`--taint`), given to every call's context.
     pub taint: Option<crate::host::wit::SourceClass>,
-    /// Why the index is read as it is, when it is (a read-only or busy
+    /// Why the index is read as it is, when it is (a read-only
     /// workspace): printed as `note:` lines and in `--json` output.
     pub notes: Vec<String>,
     /// Whether the session may write (and sync) the workspace.
@@ -59,8 +59,8 @@ pub struct Session {
 pub enum Purpose {
     /// It may write: the exclusive lock, waiting up to `limits.lockWaitMs`.
     Write,
-    /// It only reads: the exclusive lock when free (the index is synced);
-    /// else read as it is, under a shared lock (busy) or none (read-only).
+    /// It only reads: the lock, waiting like a write (the index is synced);
+    /// none on a read-only workspace (read as it is).
     Read,
     /// It reads the memory as it is, never syncing (the review page).
     ReadAsItIs,
@@ -93,12 +93,6 @@ impl Session {
         let mut notes = Vec::new();
         let (lock, writable) = match access {
             WorkspaceAccess::Writable(lock) => (Some(lock), purpose != Purpose::ReadAsItIs),
-            WorkspaceAccess::Shared(lock, why) => {
-                notes.push(format!(
-                    "the index was read as it is, without bringing it up to date, and may be stale: {why}"
-                ));
-                (Some(lock), false)
-            }
             WorkspaceAccess::ReadOnly(why) => {
                 if !workspace.join(".memory/index.sqlite").is_file() {
                     return Err(WorkspaceReadOnly(format!(

@@ -12,7 +12,7 @@
 // instant was fired by that call and is kept (ready), any other is dropped
 // (it is still armed, and the next `due` fires it).
 //
-// Only the process holding the workspace (its `.memory/js-host.lock`) opens
+// Only the process holding the workspace (`.memory/workspace.lock` names it) opens
 // the component, and the queue is only touched through an open component, so
 // one process at a time writes it; in that process, changes are serialized.
 

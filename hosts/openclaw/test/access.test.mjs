@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { MemoryComponent, turnContext } from "../lib/component.js";
 import { loadHealth } from "../lib/health.js";
+import { parseStat } from "../lib/lock.js";
 
 const NOW = Date.UTC(2026, 11, 2, 12);
 
@@ -26,8 +27,11 @@ test("an ingest refused as busy is spooled and replayed when the workspace is fr
   try {
     seed(dir);
     fs.mkdirSync(path.join(dir, ".memory"));
-    // memory-harness holds it: its lock names a live process (our parent).
-    fs.writeFileSync(path.join(dir, ".memory/harness.lock"), `pid ${process.ppid}`);
+    // memory-harness holds it: its lock names a live process (our parent, as it started).
+    const boot = fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const start = parseStat(fs.readFileSync(`/proc/${process.ppid}/stat`, "utf8")).start;
+    const holder = { pid: process.ppid, host: os.hostname(), boot, start, program: "memory-harness index", since: "2026-12-02T12:00:00Z" };
+    fs.writeFileSync(path.join(dir, ".memory/workspace.lock"), `${JSON.stringify(holder)}\n`);
     const busy = new MemoryComponent({ workspaceDir: dir, lockWaitMs: 200, health: true });
     const request = {
       sessionId: "spooled-js",
@@ -41,7 +45,7 @@ test("an ingest refused as busy is spooled and replayed when the workspace is fr
     assert.equal(loadHealth(dir).last_error.kind, "busy");
     await busy.close();
 
-    fs.writeFileSync(path.join(dir, ".memory/harness.lock"), ""); // released
+    fs.rmSync(path.join(dir, ".memory/workspace.lock")); // released
     const memory = new MemoryComponent({ workspaceDir: dir, lockWaitMs: 200 });
     await memory.open();
     assert.equal(memory.replayed.length, 1);
