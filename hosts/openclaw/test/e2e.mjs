@@ -1,16 +1,21 @@
-// End to end in the real OpenClaw: the plugin in `plugins.slots.memory`,
-// a copy of test/workspace as the agent's workspace, and fake-openai.mjs as
-// both the agent's model and the embedding provider (loopback, no keys).
-// Checks that `openclaw memory status|index|search` are answered by the
-// component, that one agent turn carries the injected blocks, calls
+// End to end in the real OpenClaw: the packed plugin (scripts/pack-plugin.sh)
+// installed with `openclaw plugins install` into a fresh OpenClaw state and
+// put in `plugins.slots.memory` (the copy under test is the installed one,
+// not this source tree), a copy of test/workspace as the agent's workspace,
+// and fake-openai.mjs as both the agent's model and the embedding provider
+// (loopback, no keys). Checks that `openclaw memory status|index|search` are
+// answered by the component in OpenClaw's `--json` shapes, that one agent turn carries the injected blocks, calls
 // memory_search and has its transcript ingested, that the gateway keeps
 // the dreaming job on OpenClaw's cron and a run of it is a sweep, and that a
 // time-based intent created with `openclaw memory intents create` is fired by
 // the due-intents job and reaches the owner's next turn. The owner's zone is
 // `agents.defaults.userTimezone` (Asia/Kolkata): the intent's offset-less due
-// time and the dreaming schedule are in it.
+// time and the dreaming schedule are in it. Then `openclaw memory forget`
+// removes the first turn's session, `openclaw memory report` writes the review
+// page, and a report into the workspace fails in OpenClaw's `--json` failure
+// shape.
 //
-// Usage: node test/e2e.mjs <openclaw-bin>   (scripts/openclaw-e2e.sh installs OpenClaw)
+// Usage: node test/e2e.mjs <openclaw-bin> <plugin.tgz>   (scripts/openclaw-e2e.sh packs the plugin and installs OpenClaw)
 
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,10 +33,10 @@ import { localDate, utcOffsetMinutes } from "../lib/time.js";
 import { textOf } from "./fake-openai.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const pluginDir = path.resolve(here, "..");
-const openclaw = process.argv[2];
-if (!openclaw) {
-  console.error("usage: node test/e2e.mjs <openclaw-bin>");
+const sourceDir = path.resolve(here, "..");
+const [openclaw, tarball] = process.argv.slice(2);
+if (!openclaw || !tarball) {
+  console.error("usage: node test/e2e.mjs <openclaw-bin> <plugin.tgz>");
   process.exit(2);
 }
 
@@ -52,7 +57,8 @@ function startFakeModel() {
   });
 }
 
-function writeConfig(port, pluginConfig = {}) {
+/** OpenClaw's configuration before the plugin is installed: the agent, the fake model and embeddings. */
+function writeBaseConfig(port) {
   const base = `http://127.0.0.1:${port}/v1`;
   const config = {
     agents: { defaults: { workspace, model: { primary: "fake/fake-model" }, userTimezone: TIME_ZONE } },
@@ -82,21 +88,43 @@ function writeConfig(port, pluginConfig = {}) {
     },
     // The fake server's web page, for a real web_fetch (loopback is refused unless named).
     tools: { web: { fetch: { ssrfPolicy: { allowedHostnames: ["127.0.0.1"] } } } },
-    plugins: {
-      load: { paths: [pluginDir] },
-      slots: { memory: "memory-wasm" },
-      allow: ["memory-wasm"],
-      entries: {
-        "memory-wasm": { enabled: true, hooks: { allowConversationAccess: true }, config: pluginConfig },
-        // The built-in memory stays loaded for its dreaming (reading the slot plugin's
-        // `dreaming` settings) unless it is disabled: MEMORY.md needs one writer.
-        "memory-core": { enabled: false },
-      },
-    },
   };
   const file = path.join(state, "openclaw.json");
   fs.writeFileSync(file, JSON.stringify(config, null, 2));
   return file;
+}
+
+/**
+ * Installs the tarball as a user does (an archive: `--force` confirms the
+ * source, `--accept-capabilities` its tools, hooks and CLI), then selects
+ * it: OpenClaw's install writes its own entries, which are kept.
+ */
+function installPlugin(configFile) {
+  const out = oc(configFile, "plugins", "install", tarball, "--force", "--accept-capabilities");
+  assert.match(out, /Installed plugin: memory-wasm/);
+  const config = JSON.parse(fs.readFileSync(configFile, "utf8"));
+  const plugins = config.plugins ?? {};
+  config.plugins = {
+    ...plugins,
+    slots: { ...plugins.slots, memory: "memory-wasm" },
+    allow: ["memory-wasm"],
+    entries: {
+      ...plugins.entries,
+      "memory-wasm": { ...plugins.entries?.["memory-wasm"], enabled: true, hooks: { allowConversationAccess: true }, config: {} },
+      // The built-in memory stays loaded for its dreaming (reading the slot plugin's
+      // `dreaming` settings) unless it is disabled: MEMORY.md needs one writer.
+      "memory-core": { enabled: false },
+    },
+  };
+  assert.ok(!config.plugins.load?.paths?.length, "no plugin is loaded from a path");
+  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+}
+
+/** Sets the plugin's own settings (`plugins.entries.memory-wasm.config`) in the config file. */
+function setPluginConfig(configFile, pluginConfig) {
+  const config = JSON.parse(fs.readFileSync(configFile, "utf8"));
+  config.plugins.entries["memory-wasm"].config = pluginConfig;
+  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
 }
 
 function openclawEnv(configFile) {
@@ -151,9 +179,11 @@ function ocMaybe(configFile, ...args) {
   return result.status === 0 ? result.stdout : null;
 }
 
-/** The JSON object printed last (OpenClaw may print notices before it). */
+/** The JSON value (object or array) that ends the output (OpenClaw may print notices before it). */
 function lastJson(text) {
-  const start = text.indexOf("{");
+  // A line that is only `{` or `[` opens pretty-printed JSON; else the first `{`.
+  const line = text.search(/^[{[]\s*$/m);
+  const start = line >= 0 ? line : text.indexOf("{");
   assert.ok(start >= 0, `no JSON in: ${text}`);
   return JSON.parse(text.slice(start));
 }
@@ -244,20 +274,35 @@ const queued = () => {
 
 const { child: fakeModel, port } = await startFakeModel();
 try {
-  const config = writeConfig(port);
+  const config = writeBaseConfig(port);
 
-  // 1. status before any index: our component answers (its schema, its classes).
-  const before = lastJson(oc(config, "memory", "status", "--json"));
-  assert.equal(before.workspaceDir, workspace);
-  assert.equal(before.status.schemaVersion, 6);
-  assert.equal(before.status.files, 0);
+  // 0. The packed plugin, installed: OpenClaw loads the installed copy, not this source tree.
+  installPlugin(config);
+  const listed = lastJson(oc(config, "plugins", "list", "--json")).plugins.find((p) => p.id === "memory-wasm");
+  const installedDir = path.join(state, "extensions", "memory-wasm");
+  assert.equal(listed?.status, "loaded", `memory-wasm loaded: ${JSON.stringify(listed)}`);
+  assert.equal(fs.realpathSync(listed.rootDir), fs.realpathSync(installedDir));
+  assert.notEqual(fs.realpathSync(listed.rootDir), fs.realpathSync(sourceDir));
+  assert.equal(listed.trust?.installSource, "archive");
+  assert.ok(listed.dependencyStatus?.requiredInstalled, "its dependency (preview2-shim) was installed");
+  assert.ok(fs.existsSync(path.join(installedDir, "component", "memory_core.js")), "the transpiled component is in the package");
+  assert.ok(!fs.existsSync(path.join(installedDir, "test")), "no tests in the package");
+  console.log(`  installed: ${listed.rootDir} (${listed.trust.installSource}, ${listed.version})`);
+
+  // 1. status before any index: our component answers (its schema, its classes), in OpenClaw's shape.
+  const [before] = lastJson(oc(config, "memory", "status", "--json"));
+  assert.equal(before.agentId, "main");
+  assert.equal(before.status.workspaceDir, workspace);
+  assert.equal(before.status.backend, "builtin");
+  assert.equal(before.component.schemaVersion, 6);
+  assert.equal(before.component.files, 0);
   assert.deepEqual(before.embedder, { provider: "openai-compatible", model: "fake-embed", dimensions: 64, maxBatch: 64 });
-  console.log(`  status: ${before.status.files} files, ${before.status.filesStale} stale, embedder ${before.embedder.provider}/${before.embedder.model}`);
+  console.log(`  status: ${before.component.files} files, ${before.component.filesStale} stale, embedder ${before.embedder.provider}/${before.embedder.model}`);
 
   // 2. index: every memory file, with vectors from OpenClaw's embedding provider.
   const indexed = oc(config, "memory", "index");
   assert.match(indexed, /Indexed 4 files \(0 unchanged, 0 removed\) of 4/);
-  const after = lastJson(oc(config, "memory", "status", "--json")).status;
+  const after = lastJson(oc(config, "memory", "status", "--json"))[0].component;
   assert.equal(after.files, 4);
   assert.equal(after.searchMode, "hybrid");
   assert.ok(after.embedded > 0, "entries have vectors");
@@ -266,6 +311,7 @@ try {
 
   // 3. search: ranked hits with citations, provenance and framing.
   const found = lastJson(oc(config, "memory", "search", "--json", "which server is staging"));
+  assert.deepEqual([found.results[0].path, found.results[0].startLine, found.results[0].endLine], ["MEMORY.md", 4, 4], "OpenClaw's result shape");
   assert.equal(found.mode, "hybrid");
   assert.equal(found.hits[0].citation, "MEMORY.md#L4-L4");
   assert.equal(found.hits[0].provenance.sourceClass, "owner");
@@ -313,7 +359,18 @@ try {
   assert.ok(note.includes("What runs on the staging server?"), "the user's message was ingested");
   console.log(`  ingested: memory/${ingested[0]}`);
 
-  // 4b. The agent writes memory: OpenClaw's file tool is refused on memory/ (the reason names
+  // 4b. forget: the turn's session leaves memory (its transcript note), as the owner at the terminal.
+  const sessionId = /-session-(.+)\.md$/.exec(ingested[0])[1];
+  const forgotten = lastJson(oc(config, "memory", "forget", "--session", sessionId, "--json"));
+  assert.deepEqual(forgotten.sessionIds, [sessionId]);
+  assert.equal(forgotten.dryRun, false);
+  assert.ok(forgotten.entriesRemoved > 0, `entries removed: ${JSON.stringify(forgotten)}`);
+  assert.ok(forgotten.filesChanged.includes(`memory/${ingested[0]}`));
+  const noteLeft = path.join(workspace, "memory", ingested[0]);
+  assert.ok(!fs.existsSync(noteLeft) || !fs.readFileSync(noteLeft, "utf8").includes("What runs on the staging server?"), "the session's lines are gone");
+  console.log(`  forget --session ${sessionId}: ${forgotten.entriesRemoved} entries from ${forgotten.filesChanged.join(", ")}`);
+
+  // 4c. The agent writes memory: OpenClaw's file tool is refused on memory/ (the reason names
   // memory_note), and memory_note records the owner's words as the owner's.
   const today = localDate(TIME_ZONE, Date.now());
   const dailyNote = path.join(workspace, "memory", `${today}.md`);
@@ -328,7 +385,7 @@ try {
   assert.ok(fs.readFileSync(dailyNote, "utf8").includes(freeze), "memory_note appended to today's daily note");
   console.log(`  write to memory/${today}.md refused; memory_note: ${writeTurn.results[1].replace(/\s+/g, " ").slice(0, 160)}`);
 
-  // 4c. A web page the agent fetched, noted as if the owner had said it: untrusted, in its own file.
+  // 4d. A web page the agent fetched, noted as if the owner had said it: untrusted, in its own file.
   const webTurn = scriptedTurn(config, "e2e-web", "Read the release notes page and remember the code word.", [
     { tool: "web_fetch", args: { url: `http://127.0.0.1:${port}/page.html` } },
     // The code word comes from the page, never from the message (fake-openai.mjs `from-results`).
@@ -442,16 +499,37 @@ try {
   console.log("  the due intent in the owner's next turn:");
   console.log(block.replace(/^/gm, "    | "));
 
-  // 8. A runaway guest call: a 60,000-line note to index under a 20 ms call deadline. The
+  // 8. The review page, outside the workspace: the sweep, the candidate it staged, the intent.
+  const page = path.join(root, "review.html");
+  const reported = lastJson(oc(config, "memory", "report", "--out", page, "--json"));
+  assert.equal(reported.path, page);
+  assert.ok(reported.sweeps >= 1 && reported.candidates >= 1 && reported.intents >= 1, JSON.stringify(reported));
+  const html = fs.readFileSync(page, "utf8");
+  assert.match(html, /^<!DOCTYPE html>/);
+  assert.ok(html.includes("Content-Security-Policy") && !html.includes("<script"), "no script on the page");
+  assert.ok(html.includes("memory/2026-12-01.md#L3-L3") && html.includes("check the deploy window"), "the candidate and the intent");
+  console.log(`  report: ${page} (${reported.sweeps} sweeps, ${reported.candidates} candidates, ${reported.intents} intents)`);
+
+  // 9. A failure under --json: OpenClaw's envelope on stdout, exit code 1 (the page is never written into the workspace).
+  const refused = run(config, ["memory", "report", "--out", path.join(workspace, "review.html"), "--json"]);
+  assert.equal(refused.status, 1);
+  const failure = lastJson(refused.stdout);
+  assert.equal(failure.ok, false);
+  assert.equal(failure.error.type, "cli_error");
+  assert.match(failure.error.message, /inside the workspace/);
+  assert.ok(!fs.existsSync(path.join(workspace, "review.html")));
+  console.log(`  report into the workspace: exit ${refused.status}, ${JSON.stringify(failure)}`);
+
+  // 10. A runaway guest call: a 60,000-line note to index under a 20 ms call deadline. The
   // memory step is stopped (the worker terminated), the turn still gets its reply, and the
   // stop is in `openclaw memory status`. Then the note goes and the limit is lifted.
   const bigNote = path.join(workspace, "memory", "2026-11-30.md");
   fs.writeFileSync(bigNote, Array.from({ length: 60000 }, (_, i) => `- Log line ${i}: the nightly batch ${i % 97} finished in ${i % 13} minutes.`).join("\n"));
-  writeConfig(port, { limits: { callTimeoutMs: 20 } });
+  setPluginConfig(config, { limits: { callTimeoutMs: 20 } });
   const runaway = lastJson(oc(config, "agent", "--local", "--agent", "main", "--session-id", "e2e-runaway", "--message", "What runs on the staging server?", "--json"));
   assert.match(runaway.payloads?.[0]?.text ?? "", /^Memory says: /, `the turn got its reply: ${JSON.stringify(runaway.payloads)}`);
   fs.rmSync(bigNote);
-  writeConfig(port);
+  setPluginConfig(config, {});
   const afterRunaway = oc(config, "memory", "status", "--json");
   const stops = Number(/"(?:deadline_stops|deadlineStops)"\s*:\s*(\d+)/.exec(afterRunaway)?.[1] ?? 0);
   assert.ok(stops >= 1, `the deadline stop is in memory status: ${afterRunaway}`);
