@@ -10,7 +10,7 @@
 // in the instance's thread, the open memory standing in for a borrow.
 
 import fs from "node:fs";
-import { MEMORY, MemoryError } from "../lib/component.js";
+import { MEMORY, MemoryError } from "./plugin.mjs";
 import { parseNow } from "./clock.mjs";
 import { checkOrExplain } from "./expect.mjs";
 import { checkFraming, framedAsTrusted } from "./framing.mjs";

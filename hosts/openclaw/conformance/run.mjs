@@ -3,7 +3,10 @@
 // memory-core component under Node, through jco: the Node counterpart of
 // `memory-harness conformance` (host-harness/src/conformance/mod.rs).
 //
-//   node hosts/openclaw/conformance/run.mjs tests/conformance [--filter SUBSTR]
+//   node hosts/openclaw/conformance/run.mjs tests/conformance [--filter SUBSTR] [--plugin DIR]
+//
+// `--plugin DIR` runs it against an installed copy of the plugin (e.g.
+// OpenClaw's `<state>/extensions/memory-wasm`) instead of this source tree.
 //
 // Prints `ok     <name>` or `FAILED <name>` with the failing step, its note,
 // what was expected and the actual result, one scenario at a time in sorted
@@ -13,13 +16,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareUtf8 } from "./json.mjs";
-import { runScenario } from "./scenario.mjs";
 
-const USAGE = "usage: run.mjs <conformance-dir> [--filter SUBSTR]";
+const USAGE = "usage: run.mjs <conformance-dir> [--filter SUBSTR] [--plugin DIR]";
 
 function parseArguments(argv) {
   let root;
   let filter;
+  let plugin;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === "--filter") {
@@ -27,6 +30,9 @@ function parseArguments(argv) {
       filter = argv[(i += 1)];
     } else if (arg.startsWith("--filter=")) {
       filter = arg.slice("--filter=".length);
+    } else if (arg === "--plugin") {
+      if (i + 1 >= argv.length) throw new Error(`--plugin needs a directory\n${USAGE}`);
+      plugin = argv[(i += 1)];
     } else if (arg === "-h" || arg === "--help") {
       console.log(USAGE);
       process.exit(0);
@@ -37,7 +43,7 @@ function parseArguments(argv) {
     }
   }
   if (root === undefined) throw new Error(USAGE);
-  return { root, filter };
+  return { root, filter, plugin };
 }
 
 /** Path order as Rust sorts PathBufs: component by component, bytewise. */
@@ -90,7 +96,12 @@ const indent = (text) =>
     .join("\n");
 
 async function main() {
-  const { root, filter } = parseArguments(process.argv.slice(2));
+  const { root, filter, plugin } = parseArguments(process.argv.slice(2));
+  // Before the runner loads the plugin (conformance/plugin.mjs reads it).
+  if (plugin !== undefined) process.env.MEMORY_WASM_PLUGIN_DIR = plugin;
+  const { runScenario } = await import("./scenario.mjs");
+  const { pluginDir } = await import("./plugin.mjs");
+  console.log(`plugin: ${pluginDir}`);
   let passed = 0;
   let failed = 0;
   for (const dir of discover(root)) {

@@ -3,8 +3,7 @@
 // with the scenario's settings, embedder and scripted model, the clock, and
 // the active projects.
 
-import { describeSettings, MemoryComponent } from "../lib/component.js";
-import { acquireWorkspaceLock } from "../lib/lock.js";
+import { acquireWorkspaceLock, describeSettings, MemoryComponent } from "./plugin.mjs";
 import { parseTime } from "./clock.mjs";
 import { embedderFor, scriptedModel } from "./doubles.mjs";
 import { toJsonText } from "./json.mjs";

@@ -289,6 +289,14 @@ try {
   assert.ok(!fs.existsSync(path.join(installedDir, "test")), "no tests in the package");
   console.log(`  installed: ${listed.rootDir} (${listed.trust.installSource}, ${listed.version})`);
 
+  // 0b. The conformance suite under Node against the installed copy (its component, its host code).
+  const suite = spawnSync(process.execPath, [path.join(sourceDir, "conformance", "run.mjs"), path.resolve(sourceDir, "../../tests/conformance"), "--plugin", installedDir], { encoding: "utf8", timeout: 1_800_000 });
+  const summary = /^(\d+) passed, (\d+) failed$/m.exec(suite.stdout ?? "");
+  if (suite.status !== 0 || !summary || Number(summary[2]) !== 0) console.error(suite.stdout, suite.stderr);
+  assert.equal(suite.status, 0, "the conformance suite passes against the installed plugin");
+  assert.ok(suite.stdout.includes(`plugin: ${installedDir}`), "the suite ran the installed copy");
+  console.log(`  conformance under Node, installed copy: ${summary[0]}`);
+
   // 1. status before any index: our component answers (its schema, its classes), in OpenClaw's shape.
   const [before] = lastJson(oc(config, "memory", "status", "--json"));
   assert.equal(before.agentId, "main");
