@@ -1,7 +1,9 @@
 // The memory-core component under Node: the jco-transpiled component
 // (../component/, built by scripts/build-js.sh) instantiated once per
-// workspace, with that workspace as its only directory, an empty
-// environment, and the embedder and model the caller lends it.
+// workspace, with that workspace as its only directory (granted by
+// ./workspace-fs.js: paths resolved beneath it, appends that keep another
+// process's appends), an empty environment, and the embedder and model the
+// caller lends it.
 //
 // Calls into one instance are queued: an export suspended on an async
 // import (JSPI) must not be re-entered. A trap kills the instance; the next
@@ -15,6 +17,7 @@ import * as shim from "@bytecodealliance/preview2-shim";
 import { acquireWorkspaceLockWaiting, DEFAULT_LOCK_WAIT_MS } from "./lock.js";
 import { CALLERS_MISTAKES, loadHealth, recordFailure } from "./health.js";
 import { pending as pendingSpool, setAside, spool } from "./spool.js";
+import { workspaceFilesystem } from "./workspace-fs.js";
 
 /** Calls that write: refused with `workspace-read-only` on a read-only workspace. */
 const WRITES = new Set([
@@ -52,23 +55,6 @@ function asMemoryError(error) {
     return new MemoryError(payload.tag, String(payload.val ?? ""));
   }
   return error;
-}
-
-// The shim refuses `mutateDirectory` in `openAt` ("unsupported"); Rust's std
-// sets it on every writable open on wasip2, and wasmtime ignores it. The
-// flag asks for nothing the preopen does not already grant, so it is cleared.
-let openAtPatched = false;
-function patchOpenAt() {
-  if (openAtPatched) return;
-  const proto = shim.filesystem.types.Descriptor.prototype;
-  const openAt = proto.openAt;
-  proto.openAt = function (pathFlags, guestPath, openFlags, descriptorFlags) {
-    const flags = descriptorFlags?.mutateDirectory
-      ? { ...descriptorFlags, mutateDirectory: false }
-      : descriptorFlags;
-    return openAt.call(this, pathFlags, guestPath, openFlags, flags);
-  };
-  openAtPatched = true;
 }
 
 const coreModules = new Map();
@@ -164,8 +150,7 @@ function modelImport(model, calls, capMs) {
 }
 
 function wasiImports(workspaceDir) {
-  const preopens = workspaceDir === null ? {} : { [GUEST_WORKSPACE]: workspaceDir };
-  const filesystem = shim.filesystem.createFilesystem({ preopens });
+  const filesystem = workspaceFilesystem(workspaceDir, GUEST_WORKSPACE);
   return {
     "wasi:cli/environment": {
       getEnvironment: () => [],
@@ -208,7 +193,6 @@ let configuration; // the `config` interface of an instance of its own, once ins
  */
 function configInterface() {
   configuration ??= (async () => {
-    patchOpenAt();
     const { instantiate } = await loadTranspiled();
     const exports = await instantiate(compileCore, {
       ...wasiImports(null),
@@ -314,7 +298,6 @@ export class MemoryComponent {
         this.notes = [`${error.why}: the index is used as it is and may be stale`];
       }
     }
-    patchOpenAt();
     const { instantiate } = await loadTranspiled();
     const imports = {
       ...wasiImports(this.workspaceDir),
