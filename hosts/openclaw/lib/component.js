@@ -1,8 +1,9 @@
 // The memory-core component under Node: the jco-transpiled component
 // (../component/, built by scripts/build-js.sh) instantiated once per
 // workspace, in a worker thread of its own (guest.js), with that workspace
-// as its only directory, an empty environment, and the embedder and model
-// the caller lends it.
+// as its only directory (granted by ./workspace-fs.js: paths resolved
+// beneath it, appends that keep another process's appends), an empty
+// environment, and the embedder and model the caller lends it.
 //
 // Calls into one instance are queued: an export suspended on an async
 // import (JSPI) must not be re-entered. Every call has a deadline and the
@@ -19,6 +20,8 @@ import { acquireWorkspaceLockWaiting, DEFAULT_LOCK_WAIT_MS } from "./lock.js";
 import { CALLERS_MISTAKES, loadHealth, recordFailure } from "./health.js";
 import { pending as pendingSpool, setAside, spool } from "./spool.js";
 import { COMPONENT_URL, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_MIB, GuestStopped, GuestThread } from "./guest.js";
+
+import { workspaceFilesystem } from "./workspace-fs.js";
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_MIB };
 
@@ -51,23 +54,6 @@ function asMemoryError(error) {
     return new MemoryError(payload.tag, String(payload.val ?? ""));
   }
   return error;
-}
-
-// The shim refuses `mutateDirectory` in `openAt` ("unsupported"); Rust's std
-// sets it on every writable open on wasip2, and wasmtime ignores it. The
-// flag asks for nothing the preopen does not already grant, so it is cleared.
-let openAtPatched = false;
-function patchOpenAt() {
-  if (openAtPatched) return;
-  const proto = shim.filesystem.types.Descriptor.prototype;
-  const openAt = proto.openAt;
-  proto.openAt = function (pathFlags, guestPath, openFlags, descriptorFlags) {
-    const flags = descriptorFlags?.mutateDirectory
-      ? { ...descriptorFlags, mutateDirectory: false }
-      : descriptorFlags;
-    return openAt.call(this, pathFlags, guestPath, openFlags, flags);
-  };
-  openAtPatched = true;
 }
 
 const coreModules = new Map();
@@ -163,9 +149,7 @@ function modelImport(model, calls, capMs) {
 }
 
 export function wasiImports(workspaceDir) {
-  patchOpenAt();
-  const preopens = workspaceDir === null ? {} : { [GUEST_WORKSPACE]: workspaceDir };
-  const filesystem = shim.filesystem.createFilesystem({ preopens });
+  const filesystem = workspaceFilesystem(workspaceDir, GUEST_WORKSPACE);
   return {
     "wasi:cli/environment": {
       getEnvironment: () => [],
