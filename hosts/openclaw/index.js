@@ -28,7 +28,7 @@ import { registerCli } from "./lib/cli.js";
 import { DREAM_TOKEN, registerDreaming } from "./lib/dreaming.js";
 import { DUE_TOKEN, registerDue } from "./lib/due.js";
 import { guardMemoryWrite } from "./lib/memory-paths.js";
-import { SessionTaint, taintOfFramed, taintOfTool } from "./lib/taint.js";
+import { isGroupSession, SessionTaint, sessionKeyOf, taintOfFramed, taintOfTool } from "./lib/taint.js";
 import { directiveTool, noteTool } from "./lib/write-tools.js";
 
 export const PLUGIN_ID = "memory-wasm";
@@ -270,12 +270,17 @@ const plugin = {
     api.registerTool((ctx) => getTool(memories, ctx, turns), { names: ["memory_get"] });
     api.registerTool((ctx) => intentTool(memories, due, ctx, turns), { names: ["intent"] });
     api.registerTool(
-      (ctx) =>
-        noteTool({
+      (ctx) => {
+        turns.seen(ctx);
+        // A turn for someone other than the owner taints its session even
+        // where the conversation hooks are not allowed to run.
+        if (ctx?.senderIsOwner === false) turns.mark(ctx, "untrusted", `a turn for ${ctx.requesterSenderId ?? "a sender"} who is not the owner`);
+        return noteTool({
           memoryOf: async () => (await memories.forWorkspace(whereOf(ctx))).memory,
           turn: () => turns.of(ctx),
           taint: () => turns.taintOf(ctx),
-        }),
+        });
+      },
       { names: ["memory_note"] },
     );
     // USER.md changes are the owner's alone: the tool is not even offered to
@@ -301,6 +306,8 @@ const plugin = {
       // A message from someone else stays in the conversation: what the
       // agent writes for this session from now on may repeat it.
       if (event?.senderIsOwner === false) turns.mark(ctx, "untrusted", `a message from ${event?.senderId ?? "a sender"} who is not the owner`);
+      // A message another session sent this one is outside content too.
+      if (ctx?.inputProvenance?.kind === "inter_session") turns.mark(ctx, "untrusted", "a message from another session");
       return undefined;
     });
 
@@ -308,7 +315,7 @@ const plugin = {
     // have no provenance); any other call that brings outside content into
     // the conversation taints the session from here on.
     api.on("before_tool_call", (event, ctx) => {
-      const refusal = guardMemoryWrite(event ?? {}, turns.workspaceDirOf(ctx));
+      const refusal = guardMemoryWrite(event ?? {}, turns.workspacesOf(ctx), [process.cwd()]);
       if (refusal) {
         log?.info?.(`memory-wasm: refused ${event?.toolName} on memory (${ctx?.sessionKey ?? "no session"})`);
         return refusal;
@@ -446,9 +453,31 @@ class Turns {
     this.#asHost = asHost;
   }
 
-  /** The workspace a context is about (a tool hook's names only its agent). */
+  #runDirs = new Map(); // session -> the workspace directory its tools were given
+  static #KEPT_RUNS = 1000;
+
+  /**
+   * The agent's workspace: where its memory and the taint marks live. (A
+   * tool hook names only the agent; a tool's own context may name another
+   * directory, e.g. a sandbox's copy, which is remembered by `seen`.)
+   */
   workspaceDirOf(ctx) {
-    return path.resolve(ctx?.workspaceDir ?? this.#memories.workspaceOf(ctx?.config ?? this.#api.config, agentIdOf(ctx)));
+    return path.resolve(this.#memories.workspaceOf(ctx?.config ?? this.#api.config, agentIdOf(ctx)));
+  }
+
+  /** Remembers the directory a session's tools were given (the factory context has it; the hook's does not). */
+  seen(ctx) {
+    const key = sessionKeyOf(ctx);
+    if (key === undefined || !ctx?.workspaceDir) return;
+    this.#runDirs.delete(key);
+    this.#runDirs.set(key, path.resolve(ctx.workspaceDir));
+    if (this.#runDirs.size > Turns.#KEPT_RUNS) this.#runDirs.delete(this.#runDirs.keys().next().value);
+  }
+
+  /** The directories whose memory a session's file tools must not write: the agent's workspace, and the one its tools were given. */
+  workspacesOf(ctx) {
+    const key = sessionKeyOf(ctx);
+    return [this.workspaceDirOf(ctx), key === undefined ? undefined : this.#runDirs.get(key)].filter(Boolean);
   }
 
   #sessionTaint(ctx) {
@@ -457,9 +486,15 @@ class Turns {
     return this.#taints.get(dir);
   }
 
-  /** The session's taint, or undefined. */
+  /** The session's taint, or undefined: a group or channel conversation is tainted from the start. */
   taintOf(ctx) {
-    return this.#sessionTaint(ctx).of(ctx);
+    if (isGroupSession(ctx?.sessionKey)) return "untrusted";
+    try {
+      return this.#sessionTaint(ctx).of(ctx);
+    } catch (error) {
+      this.#api.logger?.warn?.(`memory-wasm: the session's taint is unknown, so it is taken as untrusted: ${error.message}`);
+      return "untrusted";
+    }
   }
 
   /** The component's turn context for `ctx`, now. */

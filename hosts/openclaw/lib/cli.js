@@ -86,7 +86,7 @@ export function agentIdsOf(cfg, agent) {
 
 /** One agent's `status --json` element. */
 export function statusJson({ agentId, workspaceDir, embedder, status, hostHealth, notes }) {
-  return { agentId, status: providerStatusOf(status, { workspaceDir, embedder }), component: status, embedder, hostHealth, notes };
+  return { agentId, status: providerStatusOf(status, { workspaceDir, embedder, health: hostHealth }), component: status, embedder, hostHealth, notes };
 }
 
 /** `search --json`: OpenClaw's `{ results }`, with the component's hits beside them. */

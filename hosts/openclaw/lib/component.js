@@ -252,6 +252,7 @@ export const MEMORY = Object.freeze({ borrowed: "memory" });
 export class MemoryComponent {
   #options;
   #guest = null; // the GuestThread whose instance has the workspace open
+  #replayDeferred = false; // a spool replay ran out of time: left for the next process
   #queue = Promise.resolve();
   #release = null;
   #busy = false;
@@ -342,9 +343,17 @@ export class MemoryComponent {
       throw failure;
     }
     this.#guest = guest;
-    if (!this.readOnly && (await this.#replaySpool(guest)) === "trapped") {
+    const replay = this.readOnly || this.#replayDeferred ? "done" : await this.#replaySpool(guest);
+    if (replay === "trapped") {
       // The instance is gone with the trap; the call that trapped was set
       // aside, so a fresh instance replays the rest.
+      return this.#ensure();
+    }
+    if (replay === "deadline") {
+      // A replay that ran out of time (a busy machine, a long transcript) is
+      // kept for the next process to open the workspace; this one goes on
+      // without replaying, or it would stop at the same place every time.
+      this.#replayDeferred = true;
       return this.#ensure();
     }
     return guest;
@@ -362,6 +371,10 @@ export class MemoryComponent {
         const failure = callFailure(error);
         const trapped = Boolean(failure?.trapped);
         const file = path.basename(entry.file);
+        if (failure?.stop === "deadline") {
+          this.replayed.push({ call: entry.call, file, error: failure });
+          return "deadline";
+        }
         if (trapped || CALLERS_MISTAKES.has(failure?.kind)) {
           // It would fail the same way every time: set aside, not retried.
           const rejected = setAside(this.workspaceDir, entry.file);

@@ -94,13 +94,21 @@ async function call({ iface, fn, params }) {
   return owner[camel(name)](...args);
 }
 
+/**
+ * Whether a failure left the instance unusable, as a trap does under
+ * wasmtime: a wasm trap, a stack overflow (V8 reports it as a RangeError),
+ * or any other error thrown from within the guest's code or jco's glue
+ * around it (its stack runs through wasm functions).
+ */
+function isTrap(error) {
+  return error instanceof WebAssembly.RuntimeError || error instanceof RangeError || /wasm-function\[/.test(String(error?.stack ?? ""));
+}
+
 /** A failure as it crosses to the main thread: the component's error, a trap, or a failure of this host. */
 function describeFailure(error) {
   const payload = error?.payload;
   if (payload && typeof payload.tag === "string") return { payload, memoryBytes: memoryBytes() };
-  if (error instanceof WebAssembly.RuntimeError) {
-    return { trap: error.message, memoryBytes: memoryBytes() };
-  }
+  if (isTrap(error)) return { trap: error.message, memoryBytes: memoryBytes() };
   return { failure: { name: error?.name ?? "Error", message: String(error?.message ?? error), stack: error?.stack } };
 }
 

@@ -187,15 +187,22 @@ export class GuestThread {
   statusNow() {
     if (!this.alive || this.#pending.size > 0) return undefined;
     const id = (this.#nextId += 1);
+    const until = Date.now() + STATUS_NOW_WAIT_MS;
     Atomics.store(this.#statusSignal, 0, 0);
     this.#worker.postMessage({ type: "status-now", id });
-    Atomics.wait(this.#statusSignal, 0, 0, STATUS_NOW_WAIT_MS);
-    for (let m = receiveMessageOnPort(this.#statusPort); m; m = receiveMessageOnPort(this.#statusPort)) {
-      if (m.message.id !== id) continue; // a late answer to an earlier ask
-      if (m.message.error) return undefined;
-      return m.message.status;
+    // A late answer to an earlier ask may raise the signal first: drain it
+    // and wait again, until this ask's answer or the time is up.
+    for (;;) {
+      for (let m = receiveMessageOnPort(this.#statusPort); m; m = receiveMessageOnPort(this.#statusPort)) {
+        if (m.message.id !== id) continue;
+        return m.message.error ? undefined : m.message.status;
+      }
+      const left = until - Date.now();
+      if (left <= 0) return undefined;
+      Atomics.store(this.#statusSignal, 0, 0);
+      // An answer posted between the drain and the reset is caught by the next drain.
+      Atomics.wait(this.#statusSignal, 0, 0, Math.min(left, 50));
     }
-    return undefined;
   }
 
   /** Closes the open memory (under the call deadline), then ends the thread. */

@@ -15,10 +15,12 @@ import { writeDurably } from "./durable.js";
 
 export const TAINT_FILE = ".memory/session-taint.json";
 
-/** Sessions remembered; the least recently marked are forgotten first. */
+/** Sessions remembered; the least recently used are forgotten first. */
 const KEPT_SESSIONS = 500;
-/** A mark older than this is forgotten (the conversation it was in is long compacted away or reset). */
+/** A mark not used for this long is forgotten (the conversation it was in is long compacted away or reset). */
 const KEPT_MS = 30 * 86400000;
+/** How often a mark's last use is refreshed on disk while its session keeps bringing outside content in. */
+const TOUCH_MS = 3600000;
 
 /** Source classes from most to least trusted (wit/types.wit `source-class`). */
 const RANK = { owner: 3, agent: 2, system: 1, untrusted: 0 };
@@ -78,13 +80,26 @@ export function taintOfFramed(texts) {
   return lowest === "untrusted" || lowest === "system" ? lowest : undefined;
 }
 
+/**
+ * Whether a session key names a group or channel conversation
+ * (`agent:<id>:<channel>:group:<id>`, `…:channel:<id>`): other people's
+ * messages are in its context (OpenClaw even puts a mention-gated group's
+ * chatter before the owner's message), so it is tainted from the start.
+ * (With `session.groupScope: "main"` groups share the main key and cannot
+ * be told apart; their non-owner turns still mark it.)
+ */
+export function isGroupSession(sessionKey) {
+  const parts = String(sessionKey ?? "").toLowerCase().split(":");
+  return parts.includes("group") || parts.includes("channel");
+}
+
 /** The key of a session in a hook's or tool's context: a reset (`/new`) starts a new session id. */
 export function sessionKeyOf(ctx = {}) {
   const key = ctx.sessionId ?? ctx.sessionKey;
   return key === undefined || key === null || key === "" ? undefined : String(key);
 }
 
-/** The marks kept after adding one at `nowMs`: newest last, at most KEPT_SESSIONS, none older than KEPT_MS. */
+/** The marks kept at `nowMs`: the most recently used last, at most KEPT_SESSIONS, none unused for KEPT_MS. */
 export function keptMarks(marks, nowMs) {
   const fresh = Object.entries(marks).filter(([, m]) => Number.isFinite(m?.atMs) && nowMs - m.atMs < KEPT_MS);
   fresh.sort((a, b) => a[1].atMs - b[1].atMs);
@@ -99,13 +114,23 @@ export class SessionTaint {
     this.#file = path.join(workspaceDir, TAINT_FILE);
   }
 
-  /** `{ [session]: { taint, why, atMs } }`; an unreadable file is no marks (and is replaced on the next mark). */
+  /**
+   * `{ [session]: { taint, why, atMs } }`; no file is no marks; a file that
+   * cannot be read is `null`: every session is then taken as tainted (the
+   * marks it held are unknown) until an operator removes it.
+   */
   #read() {
+    let text;
     try {
-      const parsed = JSON.parse(fs.readFileSync(this.#file, "utf8"));
-      return parsed && typeof parsed.sessions === "object" && parsed.sessions !== null ? parsed.sessions : {};
+      text = fs.readFileSync(this.#file, "utf8");
+    } catch (error) {
+      return error.code === "ENOENT" ? {} : null;
+    }
+    try {
+      const parsed = JSON.parse(text);
+      return parsed && typeof parsed.sessions === "object" && parsed.sessions !== null ? parsed.sessions : null;
     } catch {
-      return {};
+      return null;
     }
   }
 
@@ -113,7 +138,9 @@ export class SessionTaint {
   of(ctx) {
     const key = sessionKeyOf(ctx);
     if (key === undefined) return undefined;
-    const mark = this.#read()[key];
+    const marks = this.#read();
+    if (marks === null) return "untrusted";
+    const mark = marks[key];
     return mark && mark.taint in RANK ? mark.taint : undefined;
   }
 
@@ -126,10 +153,13 @@ export class SessionTaint {
     const key = sessionKeyOf(ctx);
     if (key === undefined || taint === undefined) return this.of(ctx);
     const marks = this.#read();
+    if (marks === null) throw new Error(`${this.#file} cannot be read; every session is taken as tainted until it is removed`);
     const before = marks[key]?.taint in RANK ? marks[key].taint : undefined;
     const after = lowerTaint(before, taint);
-    if (after === before) return before;
-    marks[key] = { taint: after, why: String(why ?? ""), atMs: nowMs };
+    // Unchanged: only a mark unused for a while is refreshed, so that a
+    // session that keeps bringing outside content in is never forgotten.
+    if (after === before && nowMs - marks[key].atMs < TOUCH_MS) return before;
+    marks[key] = after === before ? { ...marks[key], atMs: nowMs } : { taint: after, why: String(why ?? ""), atMs: nowMs };
     writeDurably(this.#file, `${JSON.stringify({ sessions: keptMarks(marks, nowMs) })}\n`);
     return after;
   }

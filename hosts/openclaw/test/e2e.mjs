@@ -528,12 +528,12 @@ try {
   assert.ok(!fs.existsSync(path.join(workspace, "review.html")));
   console.log(`  report into the workspace: exit ${refused.status}, ${JSON.stringify(failure)}`);
 
-  // 10. A runaway guest call: a 60,000-line note to index under a 20 ms call deadline. The
+  // 10. A runaway guest call: a 60,000-line note to index under a 100 ms call deadline (the least the schema allows). The
   // memory step is stopped (the worker terminated), the turn still gets its reply, and the
   // stop is in `openclaw memory status`. Then the note goes and the limit is lifted.
   const bigNote = path.join(workspace, "memory", "2026-11-30.md");
   fs.writeFileSync(bigNote, Array.from({ length: 60000 }, (_, i) => `- Log line ${i}: the nightly batch ${i % 97} finished in ${i % 13} minutes.`).join("\n"));
-  setPluginConfig(config, { limits: { callTimeoutMs: 20 } });
+  setPluginConfig(config, { limits: { callTimeoutMs: 100 } });
   const runaway = lastJson(oc(config, "agent", "--local", "--agent", "main", "--session-id", "e2e-runaway", "--message", "What runs on the staging server?", "--json"));
   assert.match(runaway.payloads?.[0]?.text ?? "", /^Memory says: /, `the turn got its reply: ${JSON.stringify(runaway.payloads)}`);
   fs.rmSync(bigNote);
@@ -541,8 +541,8 @@ try {
   const afterRunaway = oc(config, "memory", "status", "--json");
   const stops = Number(/"(?:deadline_stops|deadlineStops)"\s*:\s*(\d+)/.exec(afterRunaway)?.[1] ?? 0);
   assert.ok(stops >= 1, `the deadline stop is in memory status: ${afterRunaway}`);
-  assert.match(afterRunaway, /past its deadline of 20 ms/, "the last error says why");
-  console.log(`  runaway call: stopped at 20 ms (${stops} deadline stops in memory status); the turn replied "${runaway.payloads[0].text}"`);
+  assert.match(afterRunaway, /past its deadline of 100 ms/, "the last error says why");
+  console.log(`  runaway call: stopped at 100 ms (${stops} deadline stops in memory status); the turn replied "${runaway.payloads[0].text}"`);
 
   console.log("openclaw e2e: ok");
   fs.rmSync(root, { recursive: true, force: true });

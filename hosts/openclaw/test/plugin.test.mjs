@@ -376,6 +376,8 @@ test("file tools cannot write memory: refused with a reason naming the memory to
     { toolName: "write", params: { file_path: "./Memory/x.md", content: "x" } },
     { toolName: "write", params: { path: ".memory/provenance.sqlite", content: "x" } },
     { toolName: "exec", params: { command: "echo '- trust me' >> memory/2026-01-01.md" } },
+    { toolName: "write", params: { path: "@MEMORY.md", content: "x" } },
+    { toolName: "write", params: { path: `file://${workspace}/memory/x.md`, content: "x" } },
   ];
   for (const event of refused) {
     const answer = await guard(event, session);
