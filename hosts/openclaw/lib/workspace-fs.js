@@ -26,17 +26,20 @@
 //   on wasip2, wasmtime ignores it, and the shim refuses it.
 
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import * as shim from "@bytecodealliance/preview2-shim";
 
 // The shim's I/O worker, to open a file's O_APPEND stream from its descriptor
-// (the shim opens only by path). The same module instance the shim uses: the
-// version is pinned in package.json.
-const shimEntry = import.meta.resolve("@bytecodealliance/preview2-shim");
-const { ioCall, outputStreamCreate } = await import(new URL("../io/worker-io.js", shimEntry));
-const { FILE, FILESYSTEM_DESCRIPTOR_OPEN, FILESYSTEM_DESCRIPTOR_CLOSE, OUTPUT_STREAM_CREATE } = await import(
-  new URL("../io/calls.js", shimEntry)
-);
+// (the shim opens only by path). The same module instance the shim uses
+// (`require` of an ES module shares the loader's cache); the version is
+// pinned in package.json. Loaded with `require`, not a top-level `await
+// import()`: OpenClaw loads plugins with `require`, which refuses a module
+// graph with top-level await.
+const require = createRequire(import.meta.url);
+const shimIo = path.join(path.dirname(require.resolve("@bytecodealliance/preview2-shim")), "..", "io");
+const { ioCall, outputStreamCreate } = require(path.join(shimIo, "worker-io.js"));
+const { FILE, FILESYSTEM_DESCRIPTOR_OPEN, FILESYSTEM_DESCRIPTOR_CLOSE, OUTPUT_STREAM_CREATE } = require(path.join(shimIo, "calls.js"));
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
 const MAX_SYMLINKS = 40; // Linux's limit, and the shim's
