@@ -294,7 +294,16 @@ export class MemoryComponent {
 
   /** Opens the workspace (instantiating the component); idempotent. */
   async open() {
-    await this.#enqueue(() => this.#ensure());
+    await this.#enqueue(async () => {
+      try {
+        await this.#ensure();
+      } catch (error) {
+        // Opening is a call too (instantiating, `store.open`, the spool's
+        // replay, under the deadline): its failures are the workspace's health.
+        this.#noteFailure("open", error);
+        throw error;
+      }
+    });
     return this;
   }
 

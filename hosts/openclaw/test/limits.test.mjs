@@ -79,6 +79,22 @@ test("a guest call that never returns is stopped at its deadline; the next call 
   }
 });
 
+test("opening is under the deadline too, and a stop there is in the workspace's health", async () => {
+  const memory = spinning({ limits: { callTimeoutMs: 300 } });
+  process.env.SPIN_GUEST_OPEN = "1";
+  try {
+    await assert.rejects(memory.open(), (e) => e.trapped && /past its deadline of 300 ms/.test(e.message));
+    const health = memory.health();
+    assert.equal(health.deadline_stops, 1);
+    assert.equal(health.last_error.command, "open");
+  } finally {
+    delete process.env.SPIN_GUEST_OPEN;
+  }
+  // The next call opens a fresh instance.
+  assert.ok(await search(memory, "anything"));
+  await memory.close();
+});
+
 test("time the guest waits on the model does not count against its deadline", async () => {
   const model = { complete: () => new Promise((resolve) => setTimeout(() => resolve({ text: "late but fine" }), 600)) };
   const memory = spinning({ limits: { callTimeoutMs: 300 }, model, modelTimeoutMs: 5000 });

@@ -1,7 +1,7 @@
 // A stand-in for the transpiled component (jco's `instantiate`), run by the
 // same worker machinery (lib/guest-worker.js): its `recall.search` never
 // returns, traps, grows memory until refused, fails, or waits on the model,
-// as the query says; `store.memory.status` names the thread, so a test can
+// as the query says (and its `open` never returns, when the test says so); `store.memory.status` names the thread, so a test can
 // tell a fresh instance. Its core module is `spin.core.wasm`, written beside
 // it by the test (test/wasm-bytes.mjs) and fetched, memory-capped, through
 // `getCoreModule` like the component's.
@@ -13,7 +13,9 @@ export async function instantiate(getCoreModule, imports, instantiateCore) {
   const model = imports["openclaw:memory/model"];
   let calls = 0;
   class Memory {
+    // `SPIN_GUEST_OPEN=1` in the environment (worker threads share it): opening never returns.
     static open() {
+      if (process.env.SPIN_GUEST_OPEN === "1") core.spin();
       return new Memory();
     }
     static openReadOnly() {
