@@ -20,9 +20,9 @@ import {
   refusal,
   UNNAMED_GRACE_MS,
 } from "../lib/lock.js";
+import { harnessBin, harnessExpectedAt } from "./harness-bin.mjs";
 
 const LOCK_JS = fileURLToPath(new URL("../lib/lock.js", import.meta.url));
-const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 
 const holder = (pid, start) => ({
   pid,
@@ -220,8 +220,8 @@ test("many processes racing for one stale lock: exactly one wins", async (t) => 
 });
 
 test("memory-harness refuses a workspace this host holds, naming it", (t) => {
-  const harness = path.join(REPO, "target", "release", "memory-harness");
-  assert.ok(fs.existsSync(harness), `${harness} is built first (cargo build --release -p memory-harness)`);
+  const harness = harnessBin;
+  assert.ok(harness, `${harnessExpectedAt} is built first (cargo build --release -p memory-harness)`);
   const ws = workspace(t);
   const config = path.join(ws, "harness.toml");
   fs.writeFileSync(config, "[limits]\nlockWaitMs = 200\n");

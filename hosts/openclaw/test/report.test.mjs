@@ -15,6 +15,7 @@ import { cutTail, gather, TRUNCATION_MARKER, writePage } from "../lib/report.js"
 import { quoted, renderPage, SECTIONS } from "../lib/report-page.js";
 import { horizontalBars, niceMax, stackedColumns, timeColumns } from "../lib/report-svg.js";
 import { esc, visible } from "../lib/report-text.js";
+import { harnessBin } from "./harness-bin.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "memory-wasm-report-"));
@@ -74,9 +75,7 @@ test("the page is never written into the workspace, and elsewhere whole", () => 
 });
 
 // The harness, when it is built (scripts/test.sh builds it before the Node tests).
-const harness = [process.env.MEMORY_HARNESS, path.join(process.env.CARGO_TARGET_DIR ?? path.resolve(here, "../../../target"), "release", "memory-harness")].find(
-  (p) => p && fs.existsSync(p),
-);
+const harness = harnessBin;
 
 test("the page is the harness's page, byte for byte, from the same workspace", { skip: !harness && "memory-harness is not built" }, async () => {
   const workspace = path.join(tmp(), "ws");
