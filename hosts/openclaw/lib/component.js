@@ -380,6 +380,7 @@ export class MemoryComponent {
         const failure = callFailure(error);
         const trapped = Boolean(failure?.trapped);
         const file = path.basename(entry.file);
+        this.#noteFailure(`replay ${entry.call}`, failure);
         if (failure?.stop === "deadline") {
           this.replayed.push({ call: entry.call, file, error: failure });
           return "deadline";

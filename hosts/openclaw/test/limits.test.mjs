@@ -16,6 +16,7 @@ import { hitMemoryCap, PausableDeadline } from "../lib/guest.js";
 import { loadHealth } from "../lib/health.js";
 import { capMemoryPages, readUleb } from "../lib/wasm-memory-cap.js";
 import { section, spinModule, wasmModule, TRAP } from "./wasm-bytes.mjs";
+import { spool } from "../lib/spool.js";
 
 const tmp = (what) => fs.mkdtempSync(path.join(os.tmpdir(), `memory-wasm-${what}-`));
 
@@ -93,6 +94,22 @@ test("opening is under the deadline too, and a stop there is in the workspace's 
   // The next call opens a fresh instance.
   assert.ok(await search(memory, "anything"));
   await memory.close();
+});
+
+test("a spooled call whose replay runs out of time is kept for the next process, and opening goes on without it", async () => {
+  const memory = spinning({ limits: { callTimeoutMs: 300 } });
+  const file = spool(memory.workspaceDir, "ingest", { sessionId: "never", transcript: "", context: turnContext() });
+  try {
+    await memory.open();
+    assert.equal(memory.replayed.length, 1);
+    assert.equal(memory.replayed[0].error.stop, "deadline");
+    assert.ok(fs.existsSync(file), "kept in the spool, not set aside");
+    assert.equal(memory.health().deadline_stops, 1);
+    assert.ok(await search(memory, "anything"), "the instance opened without replaying it again");
+    assert.equal(memory.replayed.length, 1);
+  } finally {
+    await memory.close();
+  }
 });
 
 test("time the guest waits on the model does not count against its deadline", async () => {

@@ -1,7 +1,8 @@
 // A stand-in for the transpiled component (jco's `instantiate`), run by the
 // same worker machinery (lib/guest-worker.js): its `recall.search` never
 // returns, traps, grows memory until refused, fails, or waits on the model,
-// as the query says (and its `open` never returns, when the test says so); `store.memory.status` names the thread, so a test can
+// as the query says (and its `open` never returns, when the test says so; a
+// replayed ingest for session `never` never returns); `store.memory.status` names the thread, so a test can
 // tell a fresh instance. Its core module is `spin.core.wasm`, written beside
 // it by the test (test/wasm-bytes.mjs) and fetched, memory-capped, through
 // `getCoreModule` like the component's.
@@ -47,6 +48,13 @@ export async function instantiate(getCoreModule, imports, instantiateCore) {
           default:
         }
         return { hits: [], threadId };
+      },
+    },
+    // A spooled ingest replayed on open: one for session `never` never returns.
+    write: {
+      async ingest(memory, request) {
+        if (request.sessionId === "never") core.spin();
+        return { messagesRead: 0, messagesWritten: 0 };
       },
     },
   };
