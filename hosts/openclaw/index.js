@@ -21,7 +21,7 @@ import {
   intentSpecOf,
   providerStatusOf,
   searchResultOf,
-  toJson,
+  textResult,
   transcriptOf,
 } from "./lib/adapt.js";
 import { registerCli } from "./lib/cli.js";
@@ -38,10 +38,6 @@ const whereOf = (ctx) => ({ workspaceDir: ctx?.workspaceDir, cfg: ctx?.config, a
 
 /** Transcripts kept for `session_end`, per session; the oldest are dropped past this. */
 const KEPT_TRANSCRIPTS = 100;
-
-function textResult(payload) {
-  return { content: [{ type: "text", text: toJson(payload, 2) }], details: JSON.parse(toJson(payload)) };
-}
 
 function promptSection({ availableTools }) {
   const lines = [];

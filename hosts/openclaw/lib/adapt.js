@@ -83,6 +83,11 @@ export function toJson(value, space) {
   return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? Number(v) : v), space);
 }
 
+/** A tool's result: the payload as indented JSON for the model, and as plain data in `details`. */
+export function textResult(payload) {
+  return { content: [{ type: "text", text: toJson(payload, 2) }], details: JSON.parse(toJson(payload)) };
+}
+
 /** A component search hit as OpenClaw's `MemorySearchResult`. */
 export function searchResultOf(hit) {
   const p = hit.provenance;

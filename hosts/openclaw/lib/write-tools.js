@@ -7,7 +7,7 @@
 // (lib/taint.js). OpenClaw's file tools are refused on memory paths
 // (lib/memory-paths.js), so these are the only way in for the agent.
 
-import { toJson } from "./adapt.js";
+import { textResult } from "./adapt.js";
 
 /** The note tool's `origin` values and the component's `content-origin` for each. */
 export const NOTE_ORIGINS = {
@@ -39,10 +39,6 @@ export function noteRequestOf(params = {}, context) {
     supersedesKey: params.supersedes === undefined || params.supersedes === "" ? undefined : String(params.supersedes),
     context,
   };
-}
-
-function textResult(payload) {
-  return { content: [{ type: "text", text: toJson(payload, 2) }], details: JSON.parse(toJson(payload)) };
 }
 
 /** What the model is told about a note: where it went and the class it was recorded with. */
