@@ -486,6 +486,12 @@ impl WorkspaceLock {
     /// (for `UNNAMED_GRACE`), and the reads a full disk allows still work;
     /// a note says so.
     fn holding(mut file: std::fs::File, path: PathBuf, me: &Holder) -> WorkspaceLock {
+        // Known here before the line names this process: another thread
+        // reading the line must judge it ours, not an earlier process's.
+        held_here()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.clone());
         let line = format!("{}\n", serde_json::to_string(me).unwrap_or_default());
         if let Err(e) = file.write_all(line.as_bytes()) {
             eprintln!(
@@ -502,10 +508,6 @@ impl WorkspaceLock {
             // Not naming a live process (checked before taking the lock).
             let _ = std::fs::remove_file(path.with_file_name(legacy));
         }
-        held_here()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.clone());
         WorkspaceLock {
             path,
             content,
