@@ -49,6 +49,7 @@ pub fn sync_report(r: &wit_store::SyncReport) -> Value {
         "chunks_indexed": r.chunks_indexed,
         "embeddings_computed": r.embeddings_computed,
         "embeddings_cached": r.embeddings_cached,
+        "vectors_pending": r.vectors_pending,
         "embedding_problem": r.embedding_problem,
         "rebuilt": r.rebuilt,
         "problems": problems(&r.problems),

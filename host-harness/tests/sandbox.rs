@@ -35,17 +35,45 @@ fn settings(workspace: &Path) -> wit_store::Settings {
         .settings
 }
 
+/// A sync of everything, as `index` asks for it.
+fn full_sync() -> wit_store::SyncRequest {
+    wit_store::SyncRequest {
+        max_files: None,
+        max_embeddings: None,
+        force: false,
+        acknowledge_rebuild: true,
+    }
+}
+
 fn host(workspace: &Path, cache: Option<&Path>, limits: HostLimits) -> MemoryHost {
+    host_lending(workspace, cache, limits, EmbedderChoice::None)
+}
+
+fn host_lending(
+    workspace: &Path,
+    cache: Option<&Path>,
+    limits: HostLimits,
+    embedder: EmbedderChoice,
+) -> MemoryHost {
     MemoryHost::new(
         &component(),
         cache,
         workspace,
         settings(workspace),
         limits,
-        Lender::new(&EmbedderChoice::None, Duration::from_secs(5)),
+        Lender::new(&embedder, Duration::from_secs(5)),
         ModelLender::new(&ModelChoice::None, Duration::from_secs(5)).unwrap(),
     )
     .expect("the host starts")
+}
+
+/// A workspace of one daily note of `entries` list items.
+fn note_of(entries: usize, line: impl Fn(usize) -> String) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("memory")).unwrap();
+    let note: String = (0..entries).map(|i| format!("- {}\n", line(i))).collect();
+    std::fs::write(ws.path().join("memory/2026-12-01.md"), note).unwrap();
+    ws
 }
 
 fn roomy() -> HostLimits {
@@ -92,6 +120,59 @@ fn search(host: &mut MemoryHost, query: &str) -> wit_recall::SearchResult {
 }
 
 #[test]
+fn time_spent_waiting_on_the_embedder_does_not_count_against_the_deadline() {
+    let ws = note_of(400, |i| {
+        format!("harbour crane {i} was serviced by team {}", i % 7)
+    });
+    let limits = HostLimits {
+        call_timeout: Duration::from_millis(400),
+        memory_bytes: 1 << 30,
+    };
+    let mut host = host_lending(ws.path(), None, limits, EmbedderChoice::Slow);
+    let started = std::time::Instant::now();
+    // Seven batches of 64 texts at 150 ms each: over a second of waiting on
+    // the embedder, in a call whose own deadline is 400 ms.
+    let report = host
+        .sync(&full_sync())
+        .expect("the embedder's time is not the call's");
+    assert!(started.elapsed() > Duration::from_millis(1_000));
+    assert_eq!(report.embeddings_computed, 400);
+    assert_eq!(report.vectors_pending, 0);
+}
+
+#[test]
+fn a_sync_embeds_no_more_than_its_budget_and_says_what_is_left() {
+    let ws = note_of(300, |i| {
+        format!("pelican {i} nests by the pier with {}", i % 11)
+    });
+    let mut host = host_lending(ws.path(), None, roomy(), EmbedderChoice::Test);
+    let mut sync = |budget| {
+        host.sync(&wit_store::SyncRequest {
+            max_files: None,
+            max_embeddings: Some(budget),
+            force: false,
+            acknowledge_rebuild: false,
+        })
+        .expect("sync")
+    };
+    let first = sync(100);
+    assert_eq!((first.files_indexed, first.embeddings_computed), (1, 100));
+    assert_eq!(
+        first.vectors_pending, 200,
+        "indexed at once, vectors to follow"
+    );
+    let second = sync(150);
+    assert_eq!(
+        (second.embeddings_computed, second.vectors_pending),
+        (150, 50)
+    );
+    let third = sync(1_000);
+    assert_eq!((third.embeddings_computed, third.vectors_pending), (50, 0));
+    // Nothing left: a further sync embeds nothing.
+    assert_eq!(sync(1_000).embeddings_computed, 0);
+}
+
+#[test]
 fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
     let ws = big_workspace();
     let mut host = host(
@@ -103,13 +184,7 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
         },
     );
     host.record_health("sync");
-    let error = host
-        .sync(&wit_store::SyncRequest {
-            max_files: None,
-            force: false,
-            acknowledge_rebuild: true,
-        })
-        .unwrap_err();
+    let error = host.sync(&full_sync()).unwrap_err();
     match &error {
         CallError::Trap(message) => assert!(message.contains("deadline"), "{message}"),
         other => panic!("expected a trap, got {other}"),
@@ -127,13 +202,7 @@ fn a_deadline_stops_the_call_and_the_next_call_gets_a_fresh_instance() {
         "the trapped instance is discarded"
     );
     host.set_limits(roomy());
-    let report = host
-        .sync(&wit_store::SyncRequest {
-            max_files: None,
-            force: false,
-            acknowledge_rebuild: true,
-        })
-        .expect("a fresh instance syncs");
+    let report = host.sync(&full_sync()).expect("a fresh instance syncs");
     assert_eq!(report.files_seen, 1);
     let hits = search(&mut host, "pelican password").hits;
     assert_eq!(
@@ -153,24 +222,14 @@ fn the_memory_cap_stops_the_call_with_a_clear_error() {
             memory_bytes: 6 << 20,
         },
     );
-    let error = host
-        .sync(&wit_store::SyncRequest {
-            max_files: None,
-            force: false,
-            acknowledge_rebuild: true,
-        })
-        .unwrap_err();
+    let error = host.sync(&full_sync()).unwrap_err();
     match &error {
         CallError::Trap(message) => assert!(message.contains("memory cap of 6 MiB"), "{message}"),
         other => panic!("expected a trap, got {other}"),
     }
     host.set_limits(roomy());
-    host.sync(&wit_store::SyncRequest {
-        max_files: None,
-        force: false,
-        acknowledge_rebuild: true,
-    })
-    .expect("a fresh instance with room syncs");
+    host.sync(&full_sync())
+        .expect("a fresh instance with room syncs");
     assert!(!search(&mut host, "pelican").hits.is_empty());
 }
 

@@ -25,6 +25,7 @@ import {
   transcriptOf,
 } from "./lib/adapt.js";
 import { registerCli } from "./lib/cli.js";
+import { describeProgress, vectorsOf } from "./lib/pacing.js";
 import { DREAM_TOKEN, registerDreaming } from "./lib/dreaming.js";
 import { DUE_TOKEN, registerDue } from "./lib/due.js";
 import { guardMemoryWrite } from "./lib/memory-paths.js";
@@ -553,7 +554,14 @@ function searchManager(memories, entry, { cfg, agentId }) {
       return providerStatusOf(opened.memory.statusNow(), { workspaceDir: entry.workspaceDir, embedder: entry.embedder, health: opened.memory.health() });
     },
     async sync(params = {}) {
-      await memories.syncAll(where, { force: Boolean(params.force), progress: params.progress && ((t) => params.progress({ completed: t.filesIndexed, total: t.filesIndexed + t.filesPending, label: "memory files" })) });
+      await memories.syncAll(where, { force: Boolean(params.force), progress: params.progress && ((t, elapsedMs) => {
+        const p = { filesIndexed: t.filesIndexed, filesPending: t.filesPending, embedded: t.embeddingsComputed, cached: t.embeddingsCached, vectorsPending: t.vectorsPending, elapsedMs };
+        const { done, total } = vectorsOf(p);
+        // Files first; then, once every file is in, the vectors that follow them.
+        params.progress(p.filesPending > 0 || total === 0
+          ? { completed: p.filesIndexed, total: p.filesIndexed + p.filesPending, label: `memory files (${describeProgress(p)})` }
+          : { completed: done, total, label: `memory vectors (${describeProgress(p)})` });
+      }) });
     },
     async probeEmbeddingAvailability() {
       return entry.embedder ? { ok: true } : { ok: false, error: "no embedding provider configured (memory.search.provider); recall is lexical" };

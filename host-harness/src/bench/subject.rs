@@ -7,7 +7,8 @@
 use crate::driver::{Calls, Driver, Native, Run, Sandboxed, Turn as Clock};
 use crate::embed::{EmbedderChoice, Lender};
 use crate::model::{ModelChoice, ModelLender};
-use crate::session::{next_batch_files, Session, SYNC_FIRST_BATCH_FILES};
+use crate::session::pacing::Pace;
+use crate::session::Session;
 use anyhow::anyhow;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -30,6 +31,15 @@ pub struct SweepOutcome {
     pub candidates: usize,
     pub passing: usize,
     pub promoted: usize,
+}
+
+/// What a full sync did, for a benchmark's figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncTotals {
+    pub calls: u32,
+    pub files_indexed: u32,
+    pub embedded: u32,
+    pub cached: u32,
 }
 
 /// A driver and the calls it knows.
@@ -92,20 +102,29 @@ impl Subject {
         json!({ "session_kind": kind })
     }
 
-    /// Indexes the workspace until nothing is pending, in batches sized by
-    /// time as the CLI's `index` does.
-    pub fn sync(&mut self, force: bool) -> anyhow::Result<()> {
-        let mut batch = SYNC_FIRST_BATCH_FILES;
+    /// Indexes the workspace until nothing is pending (vectors included),
+    /// in calls sized by time as the CLI's `index` does (`pacing`).
+    pub fn sync(&mut self, force: bool) -> anyhow::Result<SyncTotals> {
+        let mut pace = Pace::default();
         let mut first = true;
+        let mut totals = SyncTotals::default();
         loop {
             let started = Instant::now();
-            let request = json!({"max_files": batch, "force": force && first});
+            let request = json!({"max_files": pace.files, "max_embeddings": pace.embeddings, "force": force && first});
             let report = self.call("store.sync", 0, json!({ "request": request }))?;
             first = false;
-            let indexed = report["files_indexed"].as_u64().unwrap_or(0) as u32;
-            batch = next_batch_files(batch, indexed, started.elapsed());
-            if report["files_pending"].as_u64() == Some(0) || indexed == 0 {
-                return Ok(());
+            let number = |key: &str| report[key].as_u64().unwrap_or(0) as u32;
+            let (indexed, embedded) = (number("files_indexed"), number("embeddings_computed"));
+            pace = pace.next(indexed, embedded, started.elapsed());
+            totals.calls += 1;
+            totals.files_indexed += indexed;
+            totals.embedded += embedded;
+            totals.cached += number("embeddings_cached");
+            let advanced = indexed > 0 || embedded > 0 || number("embeddings_cached") > 0;
+            let vectors_wanted =
+                number("vectors_pending") > 0 && report["embedding_problem"].is_null();
+            if !(number("files_pending") > 0 || vectors_wanted) || !advanced {
+                return Ok(totals);
             }
         }
     }

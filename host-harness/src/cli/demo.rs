@@ -12,7 +12,7 @@ use clap::Args;
 use memory_harness::clock::parse_now;
 use memory_harness::json;
 use memory_harness::names::{parse_mode, parse_origin};
-use memory_harness::session::{Incoming, NewIntent, Note, Session};
+use memory_harness::session::{Incoming, NewIntent, Note, Session, Vectors};
 use std::path::{Path, PathBuf};
 
 /// `demo`'s flags.
@@ -80,7 +80,7 @@ fn write_sample(dir: &Path) -> anyhow::Result<()> {
 
 fn index_and_bootstrap(session: &mut Session) -> anyhow::Result<()> {
     println!("== memory-harness index");
-    let report = session.sync_all(false, true, |_| {})?;
+    let report = session.sync_all(false, true, Vectors::All, |_, _| {})?;
     print::sync(&report, false);
     println!("\n== memory-harness bootstrap");
     let boot = session.bootstrap()?;

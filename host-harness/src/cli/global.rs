@@ -28,7 +28,7 @@ pub struct Global {
     /// else /etc/localtime, else UTC).
     #[arg(long, global = true, value_name = "ZONE")]
     pub time_zone: Option<String>,
-    /// Embedder: minilm (default), none (FTS-only), test (deterministic), failing.
+    /// Embedder: minilm (default), none (FTS-only), test (deterministic), slow (test, 150 ms a call), failing.
     #[arg(long, global = true)]
     pub embedder: Option<String>,
     /// Print JSON.

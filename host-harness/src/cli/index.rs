@@ -7,8 +7,10 @@ use super::workspace::{open, open_as};
 use clap::Args;
 use memory_harness::host::wit_store;
 use memory_harness::json;
-use memory_harness::session::Purpose;
+use memory_harness::session::pacing::Progress;
+use memory_harness::session::{Purpose, Vectors};
 use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 /// `index`'s flags.
 #[derive(Args)]
@@ -20,15 +22,11 @@ pub struct IndexArgs {
 
 pub fn index(g: &Global, IndexArgs { force }: IndexArgs) -> anyhow::Result<i32> {
     let mut session = open(g)?;
-    let progress = !g.json && std::io::stderr().is_terminal();
-    let report = session.sync_all(force, true, |r| {
-        if progress {
-            draw_progress(r);
-        }
+    let mut shown = Shown::new(std::io::stderr().is_terminal());
+    let report = session.sync_all(force, true, Vectors::All, |r, elapsed| {
+        shown.update(&progress_of(r, elapsed));
     })?;
-    if progress {
-        eprintln!();
-    }
+    shown.finish();
     print::sync(&report, g.json);
     Ok(0)
 }
@@ -54,20 +52,60 @@ pub fn status(g: &Global) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The progress bar on a terminal: files indexed of those to index.
-fn draw_progress(r: &wit_store::SyncReport) {
-    let done = r.files_indexed;
-    let total = r.files_indexed + r.files_pending;
-    let width = 30usize;
-    let filled = if total == 0 {
-        width
-    } else {
-        (done as usize * width) / total as usize
-    };
-    eprint!(
-        "\rindexing [{}{}] {done}/{total} files",
-        "#".repeat(filled),
-        " ".repeat(width - filled)
-    );
-    let _ = std::io::stderr().flush();
+fn progress_of(r: &wit_store::SyncReport, elapsed: Duration) -> Progress {
+    Progress {
+        files_indexed: r.files_indexed,
+        files_pending: r.files_pending,
+        embedded: r.embeddings_computed,
+        cached: r.embeddings_cached,
+        vectors_pending: r.vectors_pending,
+        elapsed,
+    }
+}
+
+/// Progress on standard error: a bar redrawn in place on a terminal; else
+/// (a log, CI) a line every `LINE_EVERY`, and only when the sync is long
+/// enough to need one.
+struct Shown {
+    terminal: bool,
+    drawn: bool,
+    last_line: Instant,
+}
+
+const LINE_EVERY: Duration = Duration::from_secs(5);
+
+impl Shown {
+    fn new(terminal: bool) -> Shown {
+        Shown {
+            terminal,
+            drawn: false,
+            last_line: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, p: &Progress) {
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let width = 30usize;
+            let filled = ((p.fraction() * width as f64) as usize).min(width);
+            let _ = write!(
+                err,
+                "\rindexing [{}{}] {}\x1b[K",
+                "#".repeat(filled),
+                " ".repeat(width - filled),
+                p.describe()
+            );
+            let _ = err.flush();
+            self.drawn = true;
+        } else if self.last_line.elapsed() >= LINE_EVERY {
+            let _ = writeln!(err, "indexing: {}", p.describe());
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn finish(&self) {
+        if self.drawn {
+            eprintln!();
+        }
+    }
 }

@@ -36,7 +36,7 @@ pub struct InjectArgs {
 
 pub fn inject(g: &Global, args: InjectArgs) -> anyhow::Result<i32> {
     let mut session = open(g)?;
-    session.sync_all(false, false, |_| {})?;
+    session.sync_before_use()?;
     let incoming = Incoming {
         message: args.message,
         channel: args.channel,

@@ -33,6 +33,12 @@ pub fn sync(r: &wit_store::SyncReport, as_json: bool) {
         "{} files: {} indexed, {} unchanged, {} removed; {} entries and windows; embeddings {} computed, {} cached",
         r.files_seen, r.files_indexed, r.files_unchanged, r.files_removed, r.chunks_indexed, r.embeddings_computed, r.embeddings_cached
     );
+    if r.vectors_pending > 0 {
+        println!(
+            "{} entries have no vector yet (searched lexically); `index` embeds them",
+            r.vectors_pending
+        );
+    }
     if let Some(reason) = &r.rebuilt {
         println!("index rebuilt: {reason}");
     }

@@ -33,7 +33,7 @@ pub struct SearchArgs {
 pub fn search(g: &Global, args: SearchArgs) -> anyhow::Result<i32> {
     let mut session = open_as(g, Purpose::Read)?;
     if !args.no_sync && session.writable {
-        session.sync_all(false, false, |_| {})?;
+        session.sync_before_use()?;
     }
     print::notes(&session);
     if args.batch {

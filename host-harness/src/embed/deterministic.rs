@@ -69,6 +69,20 @@ impl Backend for FaultyEmbedder {
     }
 }
 
+/// `slow`: the test embedder's vectors after `SLOW_DELAY` per call, a
+/// stand-in for a real model on a busy machine (the call deadline must not
+/// count the time the guest waits on it).
+pub struct SlowEmbedder;
+
+pub const SLOW_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
+
+impl Backend for SlowEmbedder {
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        std::thread::sleep(SLOW_DELAY);
+        Ok(texts.iter().map(|t| HashEmbedder::vector(t)).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,6 +38,8 @@ pub enum EmbedderChoice {
     Test,
     /// Always fails, for testing the lexical fallback.
     Failing,
+    /// The deterministic embedder, slowly (`deterministic::SLOW_DELAY` a call).
+    Slow,
     /// Vectors holding NaN (fault scenarios).
     Nan,
     /// Vectors of the wrong length (fault scenarios).
@@ -51,10 +53,11 @@ impl EmbedderChoice {
             "minilm" | "local" | "all-MiniLM-L6-v2" => EmbedderChoice::MiniLm { model_dir },
             "test" => EmbedderChoice::Test,
             "failing" => EmbedderChoice::Failing,
+            "slow" => EmbedderChoice::Slow,
             "nan" => EmbedderChoice::Nan,
             "wrong-dims" => EmbedderChoice::WrongDims,
             other => anyhow::bail!(
-                "unknown embedder {other:?}; use minilm, none, test, failing, nan or wrong-dims"
+                "unknown embedder {other:?}; use minilm, none, test, slow, failing, nan or wrong-dims"
             ),
         })
     }
@@ -83,6 +86,12 @@ impl Lender {
                 Some(deterministic::info("test")),
                 Some(Box::new(|| {
                     Ok(Box::new(deterministic::HashEmbedder) as Box<dyn Backend>)
+                })),
+            ),
+            EmbedderChoice::Slow => (
+                Some(deterministic::info("slow")),
+                Some(Box::new(|| {
+                    Ok(Box::new(deterministic::SlowEmbedder) as Box<dyn Backend>)
                 })),
             ),
             EmbedderChoice::Nan | EmbedderChoice::WrongDims => {

@@ -43,7 +43,9 @@ impl openclaw::memory::embedder::Host for HostState {
         texts: Vec<String>,
     ) -> Result<Vec<Vec<f32>>, openclaw::memory::embedder::EmbedError> {
         use openclaw::memory::embedder::EmbedError;
-        self.embedder.embed(texts).map_err(|e| match e {
+        let embedder = self.embedder.clone();
+        let answer = self.clock.waiting(|| embedder.embed(texts));
+        answer.map_err(|e| match e {
             EmbedFailure::Unavailable(m) => EmbedError::Unavailable(m),
             EmbedFailure::Timeout(m) => EmbedError::Timeout(m),
             EmbedFailure::Failed(m) => EmbedError::Failed(m),
@@ -91,12 +93,16 @@ impl openclaw::memory::model::Host for HostState {
                 parameters_schema: t.parameters_schema,
             })
             .collect();
-        match self.model.complete(
-            messages,
-            tools,
-            request.max_output_tokens,
-            request.timeout_ms,
-        ) {
+        let model = self.model.clone();
+        let reply = self.clock.waiting(|| {
+            model.complete(
+                messages,
+                tools,
+                request.max_output_tokens,
+                request.timeout_ms,
+            )
+        });
+        match reply {
             Ok(reply) => Ok(Completion {
                 text: reply.text,
                 tool_calls: reply

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Instance, Linker, ResourceAny, ResourceTable, Val};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
@@ -56,6 +56,54 @@ pub struct HostState {
     limits: MemoryCap,
     embedder: Arc<Lender>,
     model: Arc<ModelLender>,
+    clock: CallClock,
+}
+
+/// The running call's own time: the wall clock since it started, less the
+/// time spent waiting on the embedder or the model (which have their own
+/// timeouts, `embedTimeoutMs` and the model's). A first index with a slow
+/// embedder is then never stopped for the embedder's time, and a runaway
+/// guest still is.
+struct CallClock {
+    started: Instant,
+    waited: Duration,
+    allowed: Duration,
+}
+
+impl CallClock {
+    fn new() -> CallClock {
+        CallClock {
+            started: Instant::now(),
+            waited: Duration::ZERO,
+            allowed: Duration::ZERO,
+        }
+    }
+
+    fn start(&mut self, allowed: Duration) {
+        *self = CallClock {
+            allowed,
+            ..CallClock::new()
+        };
+    }
+
+    /// Runs `wait` (a host import's blocking work), not counted as the call's.
+    fn waiting<T>(&mut self, wait: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let answer = wait();
+        self.waited += started.elapsed();
+        answer
+    }
+
+    /// The call's time left, or `None` when it is spent.
+    fn left(&self) -> Option<Duration> {
+        own_time_left(self.started.elapsed(), self.waited, self.allowed)
+    }
+}
+
+/// `allowed` less the part of `elapsed` that was not spent `waited`.
+fn own_time_left(elapsed: Duration, waited: Duration, allowed: Duration) -> Option<Duration> {
+    let own = elapsed.saturating_sub(waited);
+    allowed.checked_sub(own).filter(|left| !left.is_zero())
 }
 
 /// Caps the component's linear memory and remembers a refused growth, so a
@@ -282,10 +330,21 @@ impl MemoryHost {
             },
             embedder: self.embedder.clone(),
             model: self.model.clone(),
+            clock: CallClock::new(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(self.deadline_ticks(Duration::ZERO));
+        let (timeout, _) = self.deadline(Duration::ZERO);
+        store.data_mut().clock.start(timeout);
+        store.set_epoch_deadline(ticks(timeout));
+        // At the deadline, the time spent waiting on the embedder or the
+        // model is given back; only the guest's own time stops it.
+        store.epoch_deadline_callback(|ctx| {
+            Ok(match ctx.data().clock.left() {
+                Some(left) => wasmtime::UpdateDeadline::Continue(ticks(left)),
+                None => wasmtime::UpdateDeadline::Interrupt,
+            })
+        });
         let instantiated = self
             .linker
             .instantiate(&mut store, &self.component)
@@ -325,11 +384,11 @@ impl MemoryHost {
         })
     }
 
-    /// The epoch deadline of one call: the call timeout, plus `extra` for a
-    /// call that waits on the model.
-    fn deadline_ticks(&self, extra: Duration) -> u64 {
+    /// The deadline of one call: the call timeout, plus `extra` for a call
+    /// that waits on the model; and its epoch ticks.
+    fn deadline(&self, extra: Duration) -> (Duration, u64) {
         let deadline = self.limits.call_timeout + extra;
-        (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+        (deadline, ticks(deadline))
     }
 
     /// Runs one call on a live instance (instantiating one if needed). If the
@@ -372,8 +431,9 @@ impl MemoryHost {
             if this.live.is_none() {
                 this.live = Some(this.instantiate()?);
             }
-            let ticks = this.deadline_ticks(extra);
+            let (timeout, ticks) = this.deadline(extra);
             let live = this.live.as_mut().expect("instantiated above");
+            live.store.data_mut().clock.start(timeout);
             live.store.set_epoch_deadline(ticks);
             match f(live) {
                 Ok(answer) => answer.map_err(CallError::Memory),
@@ -608,6 +668,11 @@ impl MemoryHost {
     }
 }
 
+/// Whole epoch ticks in `time`, at least one.
+fn ticks(time: Duration) -> u64 {
+    (time.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
 fn explain_trap(error: wasmtime::Error, limits: &HostLimits, out_of_memory: bool) -> CallError {
     let fresh = "the next call starts a fresh instance";
     if let Some(wasmtime::Trap::Interrupt) = error.downcast_ref::<wasmtime::Trap>() {
@@ -689,5 +754,22 @@ impl std::hash::Hasher for HashWriter<'_> {
     }
     fn write(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_spent_waiting_on_the_embedder_is_given_back() {
+        let s = Duration::from_secs;
+        // 40 s of wall clock, 35 of them in the embedder: 5 s used of 30.
+        assert_eq!(own_time_left(s(40), s(35), s(30)), Some(s(25)));
+        // The guest's own 30 s are spent whatever the embedder took.
+        assert_eq!(own_time_left(s(100), s(70), s(30)), None);
+        assert_eq!(own_time_left(s(31), s(0), s(30)), None);
+        // Waits longer than the wall clock (clock granularity) never add time.
+        assert_eq!(own_time_left(s(1), s(2), s(30)), Some(s(30)));
     }
 }

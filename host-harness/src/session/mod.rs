@@ -3,6 +3,9 @@
 //! component's calls, as the CLI makes them, are in `calls`.
 
 mod calls;
+pub mod pacing;
+
+use self::pacing::Pace;
 
 pub use self::calls::{GetTarget, Incoming, NewIntent, Note};
 
@@ -13,24 +16,19 @@ use crate::host::{
 };
 use crate::model::ModelLender;
 
-/// Changed files in the first `sync` call of a full sync; later calls adapt
-/// their size so that each takes about `SYNC_CALL_TARGET`: long enough that
-/// listing the workspace (every call does) costs little, short enough for a
-/// live progress bar and to stay far inside the call's deadline whether or
-/// not an embedder is slow.
-pub const SYNC_FIRST_BATCH_FILES: u32 = 200;
-const SYNC_CALL_TARGET: std::time::Duration = std::time::Duration::from_secs(1);
-const SYNC_MAX_BATCH_FILES: u32 = 20_000;
+/// Texts a sync before a search or an inject may embed: new lines of a
+/// session (a few) are embedded at once; a backlog is `index`'s work.
+pub const BEFORE_USE_EMBEDDINGS: u32 = 128;
 
-/// The next batch size: scaled so that the call would take the target time.
-pub fn next_batch_files(files: u32, indexed: u32, took: std::time::Duration) -> u32 {
-    if indexed < files {
-        return files; // the last batch, or a short one: nothing learnt
-    }
-    let scale = SYNC_CALL_TARGET.as_secs_f64() / took.as_secs_f64().max(1e-3);
-    // At most 4x larger or smaller per step, so one odd call cannot swing it.
-    let next = (files as f64 * scale.clamp(0.25, 4.0)).round();
-    (next as u32).clamp(SYNC_FIRST_BATCH_FILES / 4, SYNC_MAX_BATCH_FILES)
+/// How much embedding a full sync does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vectors {
+    /// Every entry gets its vector (`index`): as long as that takes.
+    All,
+    /// At most this many texts go to the embedder over the whole sync (a
+    /// sync before a search: a backlog is `index`'s work, not the search's);
+    /// the rest stays searchable lexically.
+    AtMost(u32),
 }
 
 pub struct Session {
@@ -154,31 +152,68 @@ impl Session {
         }
     }
 
-    /// Syncs the whole workspace in batches, calling `progress` after each
-    /// batch with the running totals, and returns the totals.
-    /// `acknowledge_rebuild`: the user asked for it (the `index` command), so
-    /// it reports and clears an implicit rebuild (see the WIT `sync-request`).
+    /// The sync before a command uses the memory (search, inject): every
+    /// changed file, but at most `BEFORE_USE_EMBEDDINGS` texts embedded; a
+    /// backlog left without vectors is said in a note.
+    pub fn sync_before_use(&mut self) -> Result<(), CallError> {
+        let report = self.sync_all(
+            false,
+            false,
+            Vectors::AtMost(BEFORE_USE_EMBEDDINGS),
+            |_, _| {},
+        )?;
+        if report.vectors_pending > 0 && report.embedding_problem.is_none() {
+            self.notes.push(format!(
+                "{} entries have no vector yet and were matched by their words only; `memory-harness index` embeds them",
+                report.vectors_pending
+            ));
+        }
+        Ok(())
+    }
+
+    /// Syncs the whole workspace in calls sized by time (`pacing`), each
+    /// committing its work, calling `progress` after each with the running
+    /// totals and the time so far; returns the totals. `acknowledge_rebuild`:
+    /// the user asked for it (the `index` command), so it reports and clears
+    /// an implicit rebuild (see the WIT `sync-request`).
     pub fn sync_all(
         &mut self,
         force: bool,
         acknowledge_rebuild: bool,
-        mut progress: impl FnMut(&wit_store::SyncReport),
+        vectors: Vectors,
+        mut progress: impl FnMut(&wit_store::SyncReport, std::time::Duration),
     ) -> Result<wit_store::SyncReport, CallError> {
+        let began = std::time::Instant::now();
         let mut total: Option<wit_store::SyncReport> = None;
         let mut first = true;
-        let mut batch_files = SYNC_FIRST_BATCH_FILES;
+        let mut pace = Pace::default();
+        let mut embed_left = match vectors {
+            Vectors::All => u32::MAX,
+            Vectors::AtMost(n) => n,
+        };
         loop {
             let started = std::time::Instant::now();
+            let budget = pace.embeddings.min(embed_left);
             let batch = self.host.sync(&wit_store::SyncRequest {
-                max_files: Some(batch_files),
-                // Only the first batch forces: later ones pick up what is left.
+                max_files: Some(pace.files),
+                max_embeddings: Some(budget),
+                // Only the first call forces: later ones pick up what is left.
                 force: force && first,
                 acknowledge_rebuild,
             })?;
-            batch_files = next_batch_files(batch_files, batch.files_indexed, started.elapsed());
+            pace = pace.next(
+                batch.files_indexed,
+                batch.embeddings_computed,
+                started.elapsed(),
+            );
+            embed_left = embed_left.saturating_sub(batch.embeddings_computed);
             first = false;
-            let pending = batch.files_pending;
-            let indexed_now = batch.files_indexed;
+            let advanced = batch.files_indexed > 0
+                || batch.embeddings_computed > 0
+                || batch.embeddings_cached > 0;
+            let vectors_wanted =
+                batch.vectors_pending > 0 && batch.embedding_problem.is_none() && embed_left > 0;
+            let more = batch.files_pending > 0 || vectors_wanted;
             let report = match total.take() {
                 None => batch,
                 Some(mut t) => {
@@ -188,56 +223,27 @@ impl Session {
                     t.chunks_indexed += batch.chunks_indexed;
                     t.embeddings_computed += batch.embeddings_computed;
                     t.embeddings_cached += batch.embeddings_cached;
+                    t.vectors_pending = batch.vectors_pending;
                     t.embedding_problem = t.embedding_problem.or(batch.embedding_problem);
                     t.rebuilt = t.rebuilt.or(batch.rebuilt);
                     t.problems.extend(batch.problems);
                     t
                 }
             };
-            progress(&report);
+            progress(&report, began.elapsed());
             total = Some(report);
-            // A batch that indexed nothing while files are pending would only
+            // A call that did nothing while work is pending would only
             // repeat itself; stop rather than spin.
-            if pending == 0 || indexed_now == 0 {
+            if !more || !advanced {
                 break;
             }
         }
-        let mut report = total.expect("at least one batch ran");
-        // Files counted unchanged in later batches were the ones indexed by
-        // earlier batches; the honest figure is the rest.
+        let mut report = total.expect("at least one call ran");
+        // Files counted unchanged in later calls were the ones indexed by
+        // earlier calls; the honest figure is the rest.
         report.files_unchanged = report
             .files_seen
             .saturating_sub(report.files_indexed + report.files_pending);
         Ok(report)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn batches_grow_when_calls_are_quick_and_shrink_when_slow() {
-        // 200 files in 100 ms: 10x under the target, grown by at most 4x.
-        assert_eq!(next_batch_files(200, 200, Duration::from_millis(100)), 800);
-        // 800 files in 500 ms: twice as many next time.
-        assert_eq!(
-            next_batch_files(800, 800, Duration::from_millis(500)),
-            1_600
-        );
-        // An embedder makes 200 files take 20 s: a quarter, never below 50.
-        assert_eq!(next_batch_files(200, 200, Duration::from_secs(20)), 50);
-        assert_eq!(next_batch_files(50, 50, Duration::from_secs(20)), 50);
-        // Never above the cap.
-        assert_eq!(
-            next_batch_files(10_000, 10_000, Duration::from_millis(1)),
-            SYNC_MAX_BATCH_FILES
-        );
-    }
-
-    #[test]
-    fn a_short_batch_keeps_the_size() {
-        assert_eq!(next_batch_files(200, 37, Duration::from_millis(5)), 200);
     }
 }

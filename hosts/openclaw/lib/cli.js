@@ -30,6 +30,7 @@ import { defaultAgentId, intentSpecOf, providerStatusOf, searchResultOf, toJson 
 import { dreamSummary, runDream } from "./dreaming.js";
 import { assertReviewable, gather, reportSummary, writePage } from "./report.js";
 import { renderPage } from "./report-page.js";
+import { describeProgress, vectorsOf } from "./pacing.js";
 
 
 export function formatStatus(status, { workspaceDir, embedder }) {
@@ -116,6 +117,37 @@ export function formatForgotten({ sessionId, report }) {
 }
 
 /** `io`: where the commands print (the process's streams; a test's). */
+/** Every this many ms a progress line, where standard error is no terminal (a log, CI). */
+export const PROGRESS_LINE_EVERY_MS = 5000;
+
+/**
+ * `memory index`'s progress on `stream`: a bar redrawn in place on a
+ * terminal, else a line every PROGRESS_LINE_EVERY_MS (none for a quick sync).
+ */
+export function progressOnStderr(stream, now = Date.now) {
+  let drawn = false;
+  let lastLine = now();
+  return {
+    update(totals, elapsedMs) {
+      const p = { filesIndexed: totals.filesIndexed, filesPending: totals.filesPending, embedded: totals.embeddingsComputed, cached: totals.embeddingsCached, vectorsPending: totals.vectorsPending, elapsedMs };
+      if (stream.isTTY) {
+        const { done, total } = vectorsOf(p);
+        const files = p.filesIndexed + p.filesPending;
+        const fraction = total > 0 ? done / total : files > 0 ? p.filesIndexed / files : 1;
+        const filled = Math.min(30, Math.floor(fraction * 30));
+        stream.write(`\rindexing [${"#".repeat(filled)}${" ".repeat(30 - filled)}] ${describeProgress(p)}\x1b[K`);
+        drawn = true;
+      } else if (now() - lastLine >= PROGRESS_LINE_EVERY_MS) {
+        stream.write(`indexing: ${describeProgress(p)}\n`);
+        lastLine = now();
+      }
+    },
+    finish() {
+      if (drawn) stream.write("\n");
+    },
+  };
+}
+
 export function registerCli(api, memories, io = process) {
   const print = (value, json) => io.stdout.write(json ? `${toJson(value, 2)}\n` : `${value}\n`);
   api.registerCli(
@@ -183,11 +215,14 @@ export function registerCli(api, memories, io = process) {
         .option("--json", "print JSON")
         .action(action(async (opts) => {
           // The user asked for it: it reports and clears an implicit rebuild.
-          const total = await memories.syncAll(where(opts), { force: Boolean(opts.force), acknowledgeRebuild: true });
+          const shown = progressOnStderr(io.stderr);
+          const total = await memories.syncAll(where(opts), { force: Boolean(opts.force), acknowledgeRebuild: true, progress: shown.update });
+          shown.finish();
           if (opts.json) return print({ agentId: where(opts).agentId, ...total }, true);
           const lines = [
-            `Indexed ${total.filesIndexed} files (${total.filesUnchanged} unchanged, ${total.filesRemoved} removed) of ${total.filesSeen}; ${total.chunksIndexed} entries and windows.`,
+            `Indexed ${total.filesIndexed} files (${total.filesUnchanged} unchanged, ${total.filesRemoved} removed) of ${total.filesSeen}; ${total.chunksIndexed} entries and windows; embeddings ${total.embeddingsComputed} computed, ${total.embeddingsCached} cached.`,
           ];
+          if (total.vectorsPending > 0) lines.push(`${total.vectorsPending} entries have no vector yet (matched by their words only).`);
           if (total.rebuilt) lines.push(`Index rebuilt: ${total.rebuilt}`);
           if (total.embeddingProblem) lines.push(`Embeddings skipped: ${total.embeddingProblem}`);
           for (const p of total.problems) lines.push(`Problem: ${p.path}: ${p.problem}`);

@@ -522,7 +522,7 @@ export class MemoryComponent {
     return this.#lastStatus;
   }
   sync(request = {}) {
-    const sync = { maxFiles: request.maxFiles, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) };
+    const sync = { maxFiles: request.maxFiles, maxEmbeddings: request.maxEmbeddings, force: Boolean(request.force), acknowledgeRebuild: Boolean(request.acknowledgeRebuild) };
     return this.#onMemory("store", "[method]memory.sync", [sync], "sync");
   }
   bootstrap(request) {

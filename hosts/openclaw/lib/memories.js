@@ -15,6 +15,10 @@ import { openclawEmbedder, openclawModel } from "./bridge.js";
 import { contextOf } from "./adapt.js";
 import { PendingIntents } from "./pending.js";
 import { resolveTimeZone } from "./time.js";
+import { FIRST_PACE, nextPace } from "./pacing.js";
+
+/** Texts a sync before a turn's memory use may embed: a session's new lines, not a backlog. */
+export const BEFORE_USE_EMBEDDINGS = 128;
 
 /**
  * The host's cap on any model call never goes below a minute (a host
@@ -166,36 +170,58 @@ export class Memories {
     return report;
   }
 
-  /** The workspace's memory, synced when the last sync is older than the interval. */
+  /**
+   * The workspace's memory, synced when the last sync is older than the
+   * interval: every changed file, at most BEFORE_USE_EMBEDDINGS texts
+   * embedded (a backlog is `memory index`'s work, not a turn's).
+   */
   async fresh(where) {
     const entry = await this.forWorkspace(where);
     // A read-only workspace is read as it is (the component cannot sync it).
     if (!entry.memory.readOnly && Date.now() - entry.syncedAt > this.settings.syncIntervalMs) {
-      await this.#sync(entry, {});
+      await this.#syncEntry(entry, { embeddings: BEFORE_USE_EMBEDDINGS });
     }
     return entry;
   }
 
   /**
-   * A full sync in batches (only the first forces; later ones take what is
-   * left), with `progress` after each, and the totals.
+   * A full sync in calls sized by time (lib/pacing.js), each committing its
+   * work; only the first forces. `embeddings`: texts the whole sync may
+   * embed (default: all it needs). `progress(totals, elapsedMs)` after each
+   * call. Returns the totals.
    */
-  async syncAll(where, { force = false, acknowledgeRebuild = false, progress } = {}) {
+  async syncAll(where, { force = false, acknowledgeRebuild = false, embeddings = Infinity, progress } = {}) {
     const entry = await this.forWorkspace(where);
-    const total = { filesSeen: 0, filesIndexed: 0, filesUnchanged: 0, filesRemoved: 0, filesPending: 0, chunksIndexed: 0, problems: [] };
+    return this.#syncEntry(entry, { force, acknowledgeRebuild, embeddings, progress });
+  }
+
+  async #syncEntry(entry, { force = false, acknowledgeRebuild = false, embeddings = Infinity, progress } = {}) {
+    const began = Date.now();
+    const total = { filesSeen: 0, filesIndexed: 0, filesUnchanged: 0, filesRemoved: 0, filesPending: 0, chunksIndexed: 0, embeddingsComputed: 0, embeddingsCached: 0, vectorsPending: 0, problems: [] };
+    let pace = FIRST_PACE;
+    let embedLeft = embeddings;
     for (let first = true; ; first = false) {
-      const report = await this.#sync(entry, { maxFiles: 500, force: force && first, acknowledgeRebuild });
+      const started = Date.now();
+      const maxEmbeddings = Math.min(pace.embeddings, embedLeft);
+      const report = await this.#sync(entry, { maxFiles: pace.files, maxEmbeddings, force: force && first, acknowledgeRebuild });
+      pace = nextPace(pace, report.filesIndexed, report.embeddingsComputed, Date.now() - started);
+      embedLeft -= report.embeddingsComputed;
       total.filesSeen = report.filesSeen;
       total.filesPending = report.filesPending;
+      total.vectorsPending = report.vectorsPending;
       total.filesIndexed += report.filesIndexed;
       total.filesRemoved += report.filesRemoved;
       total.chunksIndexed += report.chunksIndexed;
+      total.embeddingsComputed += report.embeddingsComputed;
+      total.embeddingsCached += report.embeddingsCached;
       total.rebuilt ??= report.rebuilt;
       total.embeddingProblem ??= report.embeddingProblem;
       total.problems.push(...report.problems);
-      progress?.(total);
-      // A batch that indexed nothing while files are pending would only repeat itself.
-      if (report.filesPending === 0 || report.filesIndexed === 0) break;
+      progress?.(total, Date.now() - began);
+      const advanced = report.filesIndexed > 0 || report.embeddingsComputed > 0 || report.embeddingsCached > 0;
+      const vectorsWanted = report.vectorsPending > 0 && !report.embeddingProblem && embedLeft > 0;
+      // A call that did nothing while work is pending would only repeat itself.
+      if (!(report.filesPending > 0 || vectorsWanted) || !advanced) break;
     }
     total.filesUnchanged = Math.max(0, total.filesSeen - total.filesIndexed - total.filesPending);
     return total;

@@ -52,6 +52,7 @@ pub fn sync(
     let report = memory
         .sync(core::SyncRequest {
             max_files: request.max_files,
+            max_embeddings: request.max_embeddings,
             force: request.force,
             acknowledge_rebuild: request.acknowledge_rebuild,
         })
@@ -65,6 +66,7 @@ pub fn sync(
         chunks_indexed: report.chunks_indexed,
         embeddings_computed: report.embeddings_computed,
         embeddings_cached: report.embeddings_cached,
+        vectors_pending: report.vectors_pending,
         embedding_problem: report.embedding_problem,
         rebuilt: report.rebuilt,
         problems: report.problems.into_iter().map(file_problem).collect(),

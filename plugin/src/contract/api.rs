@@ -217,6 +217,9 @@ pub const MAX_RESULTS_LIMIT: u32 = 100;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncRequest {
     pub max_files: Option<u32>,
+    /// Texts this call may send to the embedder (cache hits are free);
+    /// `None`: no limit. See the WIT `sync-request`.
+    pub max_embeddings: Option<u32>,
     pub force: bool,
     /// The user asked for this sync (an `index` command): it reports and
     /// clears the rebuild `status` shows. See the WIT `sync-request`.
@@ -239,6 +242,7 @@ pub struct SyncReport {
     pub chunks_indexed: u32,
     pub embeddings_computed: u32,
     pub embeddings_cached: u32,
+    pub vectors_pending: u32,
     pub embedding_problem: Option<String>,
     pub rebuilt: Option<String>,
     pub problems: Vec<FileProblem>,

@@ -298,6 +298,9 @@ impl Memory {
         self.needs_full_sync = true;
         self.sync_once(&SyncRequest {
             force: true,
+            // Vectors from the cache only: embedding a whole workspace is
+            // an `index` command's work, not this call's.
+            max_embeddings: Some(0),
             ..SyncRequest::default()
         })
         .map_err(MemoryError::from)?;

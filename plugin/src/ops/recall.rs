@@ -50,6 +50,9 @@ impl Memory {
             // answering (the note stays for the next sync's report).
             self.sync_once(&SyncRequest {
                 force: true,
+                // Vectors from the cache only: embedding a whole workspace is
+                // an `index` command's work, not this call's.
+                max_embeddings: Some(0),
                 ..SyncRequest::default()
             })?;
         }

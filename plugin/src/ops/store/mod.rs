@@ -61,6 +61,7 @@ impl Memory {
         let budget = request.max_files.unwrap_or(u32::MAX);
         let info = self.embedder.describe();
         let mut embedder_ok = info.is_some();
+        let mut embed_budget = request.max_embeddings.unwrap_or(u32::MAX);
         let mut batch = self.index.batch()?;
         let mut batch_bytes = 0u64;
         let mut unseen: Vec<(String, i64)> = Vec::new();
@@ -99,8 +100,12 @@ impl Memory {
             let mut record = self.file_record(file, content, hash, &mut unseen)?;
             if embedder_ok {
                 if let Some(info) = &info {
-                    if let Err(problem) = self.attach_vectors(info, &mut record.chunks, &mut report)
-                    {
+                    if let Err(problem) = self.attach_vectors(
+                        info,
+                        &mut record.chunks,
+                        &mut embed_budget,
+                        &mut report,
+                    ) {
                         report.embedding_problem = Some(problem);
                         embedder_ok = false;
                     }
@@ -120,15 +125,23 @@ impl Memory {
         }
         batch.commit()?;
         self.record_first_sightings(unseen)?;
-        if embedder_ok {
-            if let Some(info) = &info {
-                match self.fill_missing_vectors(info, &mut report) {
-                    Ok(filled) => changed_index |= filled > 0,
+        if let Some(info) = &info {
+            let label = info.label();
+            if embedder_ok {
+                match self.fill_missing_vectors(info, embed_budget, &mut report) {
+                    Ok(fill) => {
+                        changed_index |= fill.filled > 0;
+                        report.vectors_pending = fill.left;
+                    }
                     Err(Failure::Memory(MemoryError::Internal(problem))) => {
-                        report.embedding_problem = Some(problem)
+                        report.embedding_problem = Some(problem);
+                        report.vectors_pending =
+                            self.index.count_entries_needing_vectors(&label)?;
                     }
                     Err(other) => return Err(other),
                 }
+            } else {
+                report.vectors_pending = self.index.count_entries_needing_vectors(&label)?;
             }
         }
         if changed_index {

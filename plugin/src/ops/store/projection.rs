@@ -17,6 +17,15 @@ use std::collections::{HashMap, HashSet};
 /// Vectors filled per sync call for entries indexed without one.
 const VECTOR_FILL_PER_SYNC: u32 = 4_096;
 
+/// What filling missing vectors did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct VectorFill {
+    /// Entries that got a vector.
+    pub filled: u32,
+    /// Entries still without one.
+    pub left: u32,
+}
+
 impl Memory {
     /// A file's index record as it is now: its entries (and a daily note's
     /// windows) with their provenance as the ledger vouches for it, and the
@@ -61,12 +70,14 @@ impl Memory {
     }
 
     /// Gives the file's entries their vectors: from the cache by content hash,
-    /// the rest from the embedder. On an embedder failure the entries stay
-    /// without vectors (filled by a later sync) and the reason is returned.
+    /// the rest from the embedder while `budget` (texts it may still be sent
+    /// in this call) lasts. Entries left without one are filled by a later
+    /// sync; on an embedder failure the reason is returned.
     pub(super) fn attach_vectors(
         &self,
         info: &EmbedderInfo,
         chunks: &mut [ChunkRecord],
+        budget: &mut u32,
         report: &mut SyncReport,
     ) -> std::result::Result<(), String> {
         let entries: Vec<usize> = (0..chunks.len())
@@ -88,9 +99,11 @@ impl Memory {
                 None => missing.push(i),
             }
         }
+        missing.truncate(*budget as usize);
         if missing.is_empty() {
             return Ok(());
         }
+        *budget -= missing.len() as u32;
         let texts: Vec<String> = missing
             .iter()
             .map(|&i| embedding_text(&chunks[i].text))
@@ -112,18 +125,21 @@ impl Memory {
     }
 
     /// Entries indexed without a vector of the current embedder (it was down,
-    /// or another one was configured) get one now, cache first.
+    /// another one was configured, or an earlier call's budget ran out) get
+    /// one now: from the cache, else from the embedder while `budget` lasts.
+    /// Returns how many got one and how many are still without.
     pub(super) fn fill_missing_vectors(
         &self,
         info: &EmbedderInfo,
+        budget: u32,
         report: &mut SyncReport,
-    ) -> Attempt<u32> {
+    ) -> Attempt<VectorFill> {
         let label = info.label();
         let pending = self
             .index
             .entries_needing_vectors(&label, VECTOR_FILL_PER_SYNC)?;
         if pending.is_empty() {
-            return Ok(0);
+            return Ok(VectorFill::default());
         }
         let hashes: Vec<&str> = pending.iter().map(|(_, h, _)| h.as_str()).collect();
         let cached = self.index.cached_embeddings(info, &hashes)?;
@@ -136,6 +152,7 @@ impl Memory {
             }
         }
         report.embeddings_cached += ready.len() as u32;
+        missing.truncate(budget as usize);
         if !missing.is_empty() {
             let texts: Vec<String> = missing.iter().map(|(_, _, t)| embedding_text(t)).collect();
             match embedding::embed_checked(self.embedder.as_ref(), info, &texts) {
@@ -156,7 +173,16 @@ impl Memory {
             }
         }
         self.index.set_vectors(&label, &ready)?;
-        Ok(ready.len() as u32)
+        let filled = ready.len() as u32;
+        // A full page may have more behind it; otherwise every entry the
+        // page held has its vector now.
+        let left = if pending.len() as u32 == VECTOR_FILL_PER_SYNC || filled < pending.len() as u32
+        {
+            self.index.count_entries_needing_vectors(&label)?
+        } else {
+            0
+        };
+        Ok(VectorFill { filled, left })
     }
 
     /// Gives the lines the component never wrote their place in the write

@@ -830,6 +830,18 @@ impl Index {
         )
     }
 
+    /// How many entries have no vector of this embedder.
+    pub fn count_entries_needing_vectors(&self, label: &str) -> Result<u32, DbError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM chunks WHERE kind = 'entry' AND embedding_model IS NOT ?1",
+                &[Value::Text(label)],
+                |r| Ok(r.get_i64(0)),
+            )?
+            .unwrap_or(0) as u32)
+    }
+
     pub fn set_vectors(&self, label: &str, items: &[(i64, Vec<f32>)]) -> Result<(), DbError> {
         self.transaction(|| {
             for (id, v) in items {
