@@ -56,13 +56,13 @@ impl Subject {
     }
 
     /// The same crate, compiled natively: no sandbox, the component's
-    /// default settings (which are also the harness's), no embedder, no
-    /// model.
-    pub fn native(workspace: &Path) -> anyhow::Result<Subject> {
+    /// default settings (which are also the harness's), the same embedder
+    /// as the sandboxed side, no model.
+    pub fn native(workspace: &Path, embedder: &EmbedderChoice) -> anyhow::Result<Subject> {
         let driver = Native::new(
             workspace.to_path_buf(),
             &Map::new(),
-            Lender::new(&EmbedderChoice::None, Duration::from_secs(30)),
+            Lender::new(embedder, Duration::from_secs(30)),
             ModelLender::new(&ModelChoice::None, Duration::from_secs(60))?,
         );
         Ok(Subject::over(Box::new(driver), 0))
@@ -141,6 +141,13 @@ impl Subject {
             json!({"query": query, "max_results": max_results, "context": Self::context(turn)});
         let result = self.call("recall.search", now_ms, json!({ "request": request }))?;
         Ok(count(&result["hits"]))
+    }
+
+    /// The owner's note, as the agent's `memory_note` writes it.
+    pub fn note(&mut self, text: &str, now_ms: i64) -> anyhow::Result<()> {
+        let request = json!({"text": text, "origin": "sender-message", "context": Self::context(Turn::Owner)});
+        self.call("write.note", now_ms, json!({ "request": request }))?;
+        Ok(())
     }
 
     pub fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {

@@ -156,6 +156,9 @@ pub fn notes(g: &Global, args: NotesArgs) -> anyhow::Result<i32> {
         if let (Some(base), Some(dir)) = (&keep, &keep_dir) {
             keep_queries(&base.join(format!("n{n}.queries.jsonl")), dir, &write)?;
         }
+        if let Some(bound) = embedding_bound(g)? {
+            figures["embedding_bound_per_s"] = json!((bound * 10.0).round() / 10.0);
+        }
         figures["benchmark"] = json!("notes");
         figures["notes"] = json!(n);
         figures["memory_entries"] = json!(LANE1_ENTRIES);
@@ -163,6 +166,30 @@ pub fn notes(g: &Global, args: NotesArgs) -> anyhow::Result<i32> {
         println!("{figures}");
     }
     Ok(0)
+}
+
+/// Texts whose embedding speed bounds a first index: entries of the same
+/// generator's notes.
+const BOUND_TEXTS: usize = 2_000;
+
+/// With an embedder, its own speed on the benchmark's kind of entries
+/// (`bench::embedding_bound`), texts per second; `None` without one.
+fn embedding_bound(g: &Global) -> anyhow::Result<Option<f64>> {
+    // The benchmarks' default is FTS-only, as in `bench_both`.
+    if g.embedder.as_deref().is_none_or(|e| e == "none") {
+        return Ok(None);
+    }
+    let scratch = tempfile::tempdir()?;
+    let mut g = g.clone();
+    g.workspace = Some(scratch.path().to_path_buf());
+    let resolved = g.resolved(None)?;
+    let lender = memory_harness::embed::Lender::new(&resolved.embedder, resolved.embed_timeout);
+    let Some(info) = lender.describe() else {
+        return Ok(None);
+    };
+    memory_harness::bench::write_notes_workspace(scratch.path(), BOUND_TEXTS / 10, 1)?;
+    let texts = memory_harness::bench::entry_texts(scratch.path(), BOUND_TEXTS)?;
+    memory_harness::bench::embedding_bound(&lender, &texts, info.max_batch as usize).map(Some)
 }
 
 /// Writes the queries a kept workspace was benchmarked with to `file`, one
@@ -312,7 +339,8 @@ fn bench_both(
         std::fs::remove_dir_all(&dir)?;
     }
     let queries = write(&dir)?;
-    let mut open_native = || -> anyhow::Result<Subject> { Subject::native(&dir) };
+    let embedder = g.resolved(None)?.embedder;
+    let mut open_native = || -> anyhow::Result<Subject> { Subject::native(&dir, &embedder) };
     let native = work(&mut open_native, &dir, &queries, now)?;
     Ok(memory_harness::bench::compare(&wasm, &native))
 }
