@@ -5,7 +5,8 @@
 # ../shared/peer/setup.sh (Node 24 and openclaw from the npm registry,
 # under /tmp/peer); it is set up first when missing.
 #
-#   bash scripts/side-by-side.sh [CORPUS...]    (default: n100 n1000)
+#   bash scripts/side-by-side.sh [--hybrid] [CORPUS...]    (default: n100 n1000)
+#   (--hybrid: also memory-core with all-MiniLM-L6-v2, each query once)
 #
 # Writes target/side-by-side.json as well.
 set -euo pipefail
