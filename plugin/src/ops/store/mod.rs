@@ -133,7 +133,6 @@ impl Memory {
         }
         if changed_index {
             self.index.bump_revision()?;
-            self.vectors = None;
         }
         Ok(report)
     }
