@@ -408,6 +408,12 @@ pub struct VectorsArgs {
     /// Where the embedded vectors are cached between runs.
     #[arg(long, default_value = "/tmp/memory-core-bench-vectors")]
     cache: PathBuf,
+    /// Instead of measuring: write a workspace of NOTES daily notes of the
+    /// real texts into DIR, their vectors in its embedding cache (index it
+    /// and time searches with `index` and `search`), and the queries beside
+    /// it (DIR.queries.jsonl).
+    #[arg(long, num_args = 2, value_names = ["DIR", "NOTES"])]
+    write_workspace: Option<Vec<String>>,
 }
 
 pub fn vectors(g: &Global, args: VectorsArgs) -> anyhow::Result<i32> {
@@ -422,6 +428,13 @@ pub fn vectors(g: &Global, args: VectorsArgs) -> anyhow::Result<i32> {
         queries: args.queries,
         seed: args.seed,
         cache: args.cache,
+        workspace: match args.write_workspace.as_deref() {
+            Some([dir, notes]) => Some((
+                PathBuf::from(dir),
+                notes.parse().context("NOTES is a number")?,
+            )),
+            _ => None,
+        },
     })?;
     println!("{figures}");
     Ok(0)

@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod recall;
+pub mod workspace;
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ pub struct Options {
     pub queries: usize,
     pub seed: u64,
     pub cache: PathBuf,
+    /// Write a workspace of the real texts here (vectors cached) instead.
+    pub workspace: Option<(PathBuf, usize)>,
 }
 
 pub fn run(options: &Options) -> anyhow::Result<Value> {
@@ -25,11 +28,23 @@ pub fn run(options: &Options) -> anyhow::Result<Value> {
         &texts,
         &corpus::cache_file(&options.cache, &name),
     )?;
+    let queries_text = queries;
     let queries = corpus::embedded(
         &options.model_dir,
-        &queries,
-        &corpus::cache_file(&options.cache, &format!("{name}-q{}", queries.len())),
+        &queries_text,
+        &corpus::cache_file(&options.cache, &format!("{name}-q{}", queries_text.len())),
     )?;
+    if let Some((dir, notes)) = &options.workspace {
+        let written = workspace::write(dir, &texts, &entries, *notes)?;
+        let lines: Vec<String> = queries_text
+            .iter()
+            .map(|q| json!({ "query": q }).to_string())
+            .collect();
+        std::fs::write(dir.with_extension("queries.jsonl"), lines.join("\n") + "\n")?;
+        return Ok(
+            json!({ "workspace": dir, "entries": written, "queries": dir.with_extension("queries.jsonl") }),
+        );
+    }
     let mut tables = Vec::new();
     for &size in &options.sizes {
         let table = recall::synthesised(&entries, size, options.seed);
