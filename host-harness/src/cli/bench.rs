@@ -416,3 +416,54 @@ fn first_daily_note(dir: &Path) -> anyhow::Result<PathBuf> {
     notes.sort();
     notes.pop().context("the corpus has no daily notes")
 }
+
+/// `bench-vectors`' flags.
+#[derive(Args)]
+pub struct VectorsArgs {
+    /// Real entry vectors (distinct bench-life texts, embedded with MiniLM).
+    #[arg(long, default_value_t = 20_000)]
+    entries: usize,
+    /// Queries (derived from other bench-life lines, embedded likewise).
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// The first bench-life seed; texts come from months `seed..`.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Table sizes to measure recall at; beyond the real vectors, blends of
+    /// real ones are added (say so in the output).
+    #[arg(long, value_delimiter = ',', default_value = "20000,200000,2000000")]
+    sizes: Vec<usize>,
+    /// Where the embedded vectors are cached between runs.
+    #[arg(long, default_value = "/tmp/memory-core-bench-vectors")]
+    cache: PathBuf,
+    /// Instead of measuring: write a workspace of NOTES daily notes of the
+    /// real texts into DIR, their vectors in its embedding cache (index it
+    /// and time searches with `index` and `search`), and the queries beside
+    /// it (DIR.queries.jsonl).
+    #[arg(long, num_args = 2, value_names = ["DIR", "NOTES"])]
+    write_workspace: Option<Vec<String>>,
+}
+
+pub fn vectors(g: &Global, args: VectorsArgs) -> anyhow::Result<i32> {
+    let model_dir = g
+        .model_dir
+        .clone()
+        .unwrap_or_else(memory_harness::config::default_model_dir);
+    let figures = memory_harness::bench::vectors::run(&memory_harness::bench::vectors::Options {
+        model_dir,
+        sizes: args.sizes,
+        entries: args.entries,
+        queries: args.queries,
+        seed: args.seed,
+        cache: args.cache,
+        workspace: match args.write_workspace.as_deref() {
+            Some([dir, notes]) => Some((
+                PathBuf::from(dir),
+                notes.parse().context("NOTES is a number")?,
+            )),
+            _ => None,
+        },
+    })?;
+    println!("{figures}");
+    Ok(0)
+}

@@ -122,6 +122,11 @@ enum Command {
     /// cross-project injections, superseded directives and whether lane 1
     /// brings a repeated problem's fix. Prints a summary and one JSON object.
     BenchLife(bench::LifeArgs),
+    /// The vector leg on real all-MiniLM-L6-v2 vectors of bench-life text:
+    /// recall of the compact-code shortlist against exact search at several
+    /// table sizes, time per query (sandboxed and native), load time and
+    /// memory. Prints one JSON object.
+    BenchVectors(bench::VectorsArgs),
     /// Write the poisoning suite's cases (tests/poisoning) as conformance
     /// scenario folders under OUT, for another host's conformance runner.
     PoisoningScenarios(conformance::PoisoningArgs),
@@ -179,6 +184,7 @@ fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
         Command::Settings(args) => settings::settings(g, args),
         Command::Demo(args) => demo::demo(g, args),
         Command::BenchLife(args) => bench::life(g, args),
+        Command::BenchVectors(args) => bench::vectors(g, args),
         Command::BenchLane1(args) => bench::lane1(g, args),
         Command::Bench(args) => bench::notes(g, args),
         Command::BenchCorpus(args) => bench::corpus(g, args),

@@ -12,4 +12,5 @@ pub mod intents;
 pub mod provenance;
 pub mod recall;
 pub mod user;
+pub mod vectors;
 pub mod write;

@@ -69,13 +69,13 @@ impl From<Failure> for MemoryError {
 
 type Attempt<T> = std::result::Result<T, Failure>;
 
-/// Entry vectors of one embedder, flattened for a fast dot-product scan.
+/// The sign codes of one embedder's entry vectors, as of an index
+/// revision: what the vector leg scans for its shortlist.
 struct VectorTable {
     label: String,
     revision: u64,
-    dims: usize,
-    ids: Vec<i64>,
-    data: Vec<f32>,
+    centre: crate::logic::vectors::Centre,
+    codes: crate::logic::vectors::CodeTable,
 }
 
 /// A database failure that is a storage failure, with its cause named: a
@@ -125,6 +125,8 @@ pub struct Memory {
     /// Set when the index was (re)created and holds nothing yet.
     needs_full_sync: bool,
     vectors: Option<VectorTable>,
+    /// Recent query vectors (per instance).
+    query_vectors: crate::host::embedding::QueryVectors,
     /// Lane 2's recent answers and circuit breaker (per instance).
     answer_cache: crate::logic::inject::escalate::AnswerCache,
     breaker: crate::logic::inject::escalate::Breaker,
@@ -240,6 +242,7 @@ impl Memory {
             rebuild_note,
             unreported_rebuild: None,
             vectors: None,
+            query_vectors: Default::default(),
             lane1_entries: None,
             untrusted_text: None,
             intents: None,

@@ -11,6 +11,7 @@ use crate::host::embedding;
 use crate::logic::dream::consolidate::UntrustedText;
 use crate::logic::provenance::{entry_provenance, shown_class, FileTrust};
 use crate::logic::recall::{self, Candidate, RankSettings, Ranked};
+use crate::logic::vectors;
 use crate::storage::index::{self, ChunkRow};
 use crate::text::framing;
 use crate::text::hash::entry_hash;
@@ -235,58 +236,79 @@ impl Memory {
         let _ = self.ledger.record_recalls(&recalls);
     }
 
-    /// The vector leg: cosine similarity of the query to every entry vector of
-    /// the current embedder. `None` (with the reason) when it cannot run.
+    /// The vector leg: the entries nearest the query by cosine similarity,
+    /// among the current embedder's. The code table picks a shortlist (the
+    /// whole table when it is small) and the shortlist's exact vectors are
+    /// scored, so the similarities are exact. `None` (with the reason) when
+    /// it cannot run.
     fn vector_leg(&mut self, query: &str, limit: usize) -> Attempt<VectorLeg> {
         let Some(info) = self.embedder.describe() else {
             return Ok((None, None));
         };
         let label = info.label();
-        let revision = self.index.revision()?;
-        if self
-            .vectors
-            .as_ref()
-            .is_none_or(|t| t.label != label || t.revision != revision)
-        {
-            let rows = self.index.entry_vectors(&label)?;
-            let dims = info.dimensions as usize;
-            let mut table = VectorTable {
-                label: label.clone(),
-                revision,
-                dims,
-                ids: Vec::new(),
-                data: Vec::new(),
-            };
-            for (id, v) in rows.into_iter().filter(|(_, v)| v.len() == dims) {
-                table.ids.push(id);
-                table.data.extend_from_slice(&v);
-            }
-            self.vectors = Some(table);
-        }
+        self.refresh_vectors(&label, info.dimensions as usize)?;
         let table = self.vectors.as_ref().expect("vector table loaded above");
-        if table.ids.is_empty() {
+        if table.codes.is_empty() {
             return Ok((
                 None,
                 Some(format!("no entry has a vector from {label} yet; run sync")),
             ));
         }
-        let query_vector =
-            match embedding::embed_checked(self.embedder.as_ref(), &info, &[query.to_string()]) {
-                Ok(mut v) => v.remove(0),
-                Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
-            };
-        let mut scored: Vec<(i64, f32)> = table
-            .ids
-            .iter()
-            .zip(table.data.chunks_exact(table.dims))
-            .map(|(id, v)| (*id, embedding::dot(&query_vector, v)))
+        let embedder = self.embedder.as_ref();
+        let query_vector = match self.query_vectors.get_or_embed(&label, query, || {
+            embedding::embed_checked(embedder, &info, &[query.to_string()]).map(|mut v| v.remove(0))
+        }) {
+            Ok(v) => v,
+            Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
+        };
+        let (scan, exact) = vectors::shortlist_sizes(limit);
+        let shortlist: Vec<i64> = if table.codes.len() <= exact {
+            table.codes.ids().to_vec()
+        } else {
+            let near = table.codes.nearest(&table.centre.code(&query_vector), scan);
+            let scorer = vectors::QueryScorer::new(&table.centre, &query_vector);
+            table.codes.best_by(&scorer, &near, exact)
+        };
+        let scored = self
+            .index
+            .vectors_of(&shortlist, &label)?
+            .into_iter()
+            .map(|(id, v)| (id, embedding::dot(&query_vector, &v)))
             .collect();
-        let keep = limit.min(scored.len());
-        if keep < scored.len() {
-            scored.select_nth_unstable_by(keep, |a, b| b.1.total_cmp(&a.1));
-            scored.truncate(keep);
+        Ok((
+            Some(vectors::best(scored, limit).into_iter().collect()),
+            None,
+        ))
+    }
+
+    /// Brings the code table up to the index: the entries a sync of this
+    /// instance changed are applied to it; it is loaded afresh on first
+    /// use, for another embedder, when the index changed in a way this
+    /// instance did not see, or when the table outgrew its centre.
+    fn refresh_vectors(&mut self, label: &str, dims: usize) -> Attempt<()> {
+        if let Some(table) = self.vectors.as_mut().filter(|t| t.label == label) {
+            if let Some(changed) = self.index.vector_changes_since(table.revision)? {
+                if !changed.is_empty() {
+                    let codes = self.index.codes_of(&changed, table.centre.words())?;
+                    table.codes.apply(&codes);
+                }
+                table.revision = self.index.revision()?;
+                if !table.centre.is_stale_for(table.codes.len() as u64) {
+                    return Ok(());
+                }
+            }
         }
-        Ok((Some(scored.into_iter().collect()), None))
+        self.vectors = None;
+        let revision = self.index.revision()?;
+        self.index.vector_changes_since(revision)?;
+        let (centre, codes) = self.index.code_table(label, dims, !self.read_only)?;
+        self.vectors = Some(VectorTable {
+            label: label.to_string(),
+            revision,
+            centre,
+            codes,
+        });
+        Ok(())
     }
 
     /// See the WIT `recall.get`.

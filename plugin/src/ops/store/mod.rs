@@ -146,7 +146,6 @@ impl Memory {
         }
         if changed_index {
             self.index.bump_revision()?;
-            self.vectors = None;
         }
         Ok(report)
     }

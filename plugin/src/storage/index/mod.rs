@@ -24,7 +24,10 @@ use crate::storage::sqlite::{Connection, DbError, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: u32 = 6;
+mod codes;
+mod vector_changes;
+
+pub const SCHEMA_VERSION: u32 = 7;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -35,6 +38,8 @@ const INDEX_TABLES: &[&str] = &[
     "windows_fts",
     "provenance",
     "recall_meta",
+    "code_centre",
+    "entry_codes",
 ];
 
 /// Tables of earlier schema versions, dropped when the index is rebuilt.
@@ -280,6 +285,11 @@ pub struct Index {
     /// The sequence number the next chunk id gets (read from the table on
     /// first use).
     next_sequence: std::cell::Cell<Option<i64>>,
+    /// The centre of the entry codes and its embedder, once read (`None`
+    /// inside: there is none).
+    centre: std::cell::RefCell<Option<Option<(String, crate::logic::vectors::Centre)>>>,
+    /// Entries whose vectors changed since the vector leg last looked.
+    vector_changes: std::cell::RefCell<vector_changes::VectorChanges>,
 }
 
 impl Index {
@@ -326,6 +336,8 @@ impl Index {
             path: path.to_path_buf(),
             tokenizer,
             next_sequence: std::cell::Cell::new(None),
+            centre: Default::default(),
+            vector_changes: Default::default(),
         };
         if let Some(found) = index.newer_schema().map_err(|e| e.to_string())? {
             return Err(newer_schema_message(found));
@@ -367,6 +379,8 @@ impl Index {
             path: path.to_path_buf(),
             tokenizer,
             next_sequence: std::cell::Cell::new(None),
+            centre: Default::default(),
+            vector_changes: Default::default(),
         };
         // Before anything is written: a newer build's index stays as it was.
         if let Some(found) = index.newer_schema()? {
@@ -479,6 +493,7 @@ impl Index {
             sql.push_str(&SCHEMA.replace("{tokenizer}", tokenizer_spec(self.tokenizer)));
             self.conn.execute_batch(&sql)?;
             self.next_sequence.set(None);
+            *self.centre.borrow_mut() = None;
             // The version lives in `user_version`; the meta row is kept for
             // builds from before, which read it to refuse a newer index.
             self.conn
@@ -542,8 +557,10 @@ impl Index {
     }
 
     pub fn bump_revision(&self) -> Result<u64, DbError> {
-        let next = self.revision()? + 1;
+        let before = self.revision()?;
+        let next = before + 1;
         self.set_meta("revision", &next.to_string())?;
+        self.vector_changes.borrow_mut().bumped(before, next);
         Ok(next)
     }
 
@@ -690,6 +707,9 @@ impl Index {
                 ],
             )?;
         }
+        if let (ChunkKind::Entry, Some((label, v))) = (chunk.kind, &chunk.embedding) {
+            self.record_vector(id, Some((label, v)))?;
+        }
         Ok(())
     }
 
@@ -702,16 +722,17 @@ impl Index {
             &p,
             |r| Ok((r.get_i64(0), r.get_text(1), r.get_text(2), r.get_text(3))),
         )?;
-        for (id, kind, text, heading) in chunks {
+        for (id, kind, text, heading) in &chunks {
+            let id = *id;
             if kind == "window" {
                 self.conn.execute(
                     "INSERT INTO windows_fts (windows_fts, rowid, text) VALUES ('delete', ?1, ?2)",
-                    &[Value::Integer(id), Value::Text(&text)],
+                    &[Value::Integer(id), Value::Text(text)],
                 )?;
             } else {
                 self.conn.execute(
                     "INSERT INTO entries_fts (entries_fts, rowid, text, heading) VALUES ('delete', ?1, ?2, ?3)",
-                    &[Value::Integer(id), Value::Text(&text), Value::Text(&heading)],
+                    &[Value::Integer(id), Value::Text(text), Value::Text(heading)],
                 )?;
             }
         }
@@ -723,6 +744,9 @@ impl Index {
             "DELETE FROM recall_meta WHERE chunk_id IN (SELECT id FROM chunks WHERE path = ?1)",
             &p,
         )?;
+        for (id, ..) in chunks.iter().filter(|c| c.1 == "entry") {
+            self.record_vector(*id, None)?;
+        }
         self.conn
             .execute("DELETE FROM chunks WHERE path = ?1", &p)?;
         Ok(())
@@ -853,18 +877,10 @@ impl Index {
                         Value::Text(label),
                     ],
                 )?;
+                self.record_vector(*id, Some((label, v)))?;
             }
             Ok(())
         })
-    }
-
-    /// Every entry vector of this embedder, for the brute-force vector leg.
-    pub fn entry_vectors(&self, label: &str) -> Result<Vec<(i64, Vec<f32>)>, DbError> {
-        self.conn.query(
-            "SELECT id, embedding FROM chunks WHERE kind = 'entry' AND embedding_model = ?1 AND embedding IS NOT NULL",
-            &[Value::Text(label)],
-            |r| Ok((r.get_i64(0), decode(&r.get_blob(1)))),
-        )
     }
 
     /// The best `limit` entries for an FTS5 query (already escaped). Body

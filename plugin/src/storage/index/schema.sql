@@ -76,3 +76,18 @@ CREATE TABLE recall_meta (
   triggers     TEXT,               -- JSON array of phrases
   project_keys TEXT                -- JSON array of keys
 );
+
+-- The vector leg's compact codes (logic::vectors::codes): one per entry
+-- whose vector is from the centre's embedder, taken about that centre. The
+-- exact vectors stay in `chunks`; codes only pick which of them a search
+-- reads. Without a centre row there are no codes (the first search makes
+-- them).
+CREATE TABLE code_centre (
+  label   TEXT PRIMARY KEY,      -- provider/model
+  vectors INTEGER NOT NULL,      -- how many vectors the mean was taken over
+  mean    BLOB NOT NULL          -- little-endian f32
+) WITHOUT ROWID;
+CREATE TABLE entry_codes (
+  id   INTEGER PRIMARY KEY,      -- the entry's chunk id
+  code BLOB NOT NULL             -- little-endian u64 words of sign bits
+);

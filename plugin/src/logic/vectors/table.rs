@@ -1,0 +1,245 @@
+//! The codes of every entry of one embedder, by entry id, in memory: what
+//! the vector leg scans instead of the entries' f32 vectors.
+//!
+//! Invariant: ids are strictly increasing (the index hands out ever larger
+//! ids, and a table is loaded in id order), so a changed entry is found by
+//! binary search and a sync's changes are merged in one pass.
+
+use super::codes::{hamming, QueryScorer};
+
+/// An entry's new code, or `None` when it no longer has one.
+pub type CodeChange = (i64, Option<Vec<u64>>);
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CodeTable {
+    words: usize,
+    ids: Vec<i64>,
+    codes: Vec<u64>,
+}
+
+impl CodeTable {
+    pub fn new(words: usize) -> CodeTable {
+        CodeTable {
+            words,
+            ids: Vec::new(),
+            codes: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn ids(&self) -> &[i64] {
+        &self.ids
+    }
+
+    /// The code at position `at`.
+    pub fn code(&self, at: usize) -> &[u64] {
+        &self.codes[at * self.words..(at + 1) * self.words]
+    }
+
+    /// Bytes the table holds (ids and codes).
+    pub fn memory_bytes(&self) -> usize {
+        self.ids.capacity() * 8 + self.codes.capacity() * 8
+    }
+
+    /// Adds an entry after every one the table holds. `false` (and nothing
+    /// added) when the id is not larger than the last or the code has
+    /// another length.
+    pub fn push(&mut self, id: i64, code: &[u64]) -> bool {
+        if code.len() != self.words || self.ids.last().is_some_and(|&last| last >= id) {
+            return false;
+        }
+        self.ids.push(id);
+        self.codes.extend_from_slice(code);
+        true
+    }
+
+    /// Applies changes: each id with its new code, or `None` for an entry
+    /// that no longer has one. `changes` must be sorted by id, ids once.
+    /// New ids after the last are appended; anything else is merged in one
+    /// pass over the table.
+    pub fn apply(&mut self, changes: &[CodeChange]) {
+        let last = self.ids.last().copied();
+        let mut appends = Vec::new();
+        let mut merge = false;
+        for (id, code) in changes {
+            match (self.ids.binary_search(id), code) {
+                (Ok(at), Some(code)) if code.len() == self.words => {
+                    self.codes[at * self.words..(at + 1) * self.words].copy_from_slice(code)
+                }
+                (Err(_), Some(code))
+                    if code.len() == self.words && last.is_none_or(|l| *id > l) =>
+                {
+                    appends.push((*id, code))
+                }
+                (Err(_), None) => {}
+                _ => merge = true,
+            }
+        }
+        if merge {
+            self.merge(changes);
+            return;
+        }
+        for (id, code) in appends {
+            self.push(id, code);
+        }
+    }
+
+    /// Two-pointer merge of the sorted table and the sorted changes (a code
+    /// of another length counts as none).
+    fn merge(&mut self, changes: &[CodeChange]) {
+        let words = self.words;
+        let mut ids = Vec::with_capacity(self.ids.len() + changes.len());
+        let mut codes = Vec::with_capacity(self.codes.len() + changes.len() * words);
+        let mut changes = changes
+            .iter()
+            .map(|(id, code)| (*id, code.as_deref().filter(|c| c.len() == words)))
+            .peekable();
+        let mut at = 0;
+        loop {
+            let old = self.ids.get(at).copied();
+            match (old, changes.peek().copied()) {
+                (Some(id), Some((changed, code))) if changed <= id => {
+                    if let Some(code) = code {
+                        ids.push(changed);
+                        codes.extend_from_slice(code);
+                    }
+                    changes.next();
+                    if changed == id {
+                        at += 1;
+                    }
+                }
+                (Some(id), _) => {
+                    ids.push(id);
+                    codes.extend_from_slice(&self.codes[at * words..(at + 1) * words]);
+                    at += 1;
+                }
+                (None, Some((changed, code))) => {
+                    if let Some(code) = code {
+                        ids.push(changed);
+                        codes.extend_from_slice(code);
+                    }
+                    changes.next();
+                }
+                (None, None) => break,
+            }
+        }
+        self.ids = ids;
+        self.codes = codes;
+    }
+
+    /// The ids of the `n` codes nearest `query` by Hamming distance (all of
+    /// them when `n` is at least the table's size). Distances are small
+    /// integers, so the cut is found by counting, not sorting; ties at the
+    /// cut are taken in id order.
+    pub fn nearest(&self, query: &[u64], n: usize) -> Vec<usize> {
+        if n >= self.len() {
+            return (0..self.len()).collect();
+        }
+        let distances: Vec<u16> = self
+            .codes
+            .chunks_exact(self.words)
+            .map(|code| hamming(query, code) as u16)
+            .collect();
+        let mut counts = vec![0usize; self.words * 64 + 2];
+        for &d in &distances {
+            counts[d as usize] += 1;
+        }
+        let (mut cut, mut below) = (0usize, 0usize);
+        while below + counts[cut] < n {
+            below += counts[cut];
+            cut += 1;
+        }
+        let mut at_cut = n - below;
+        let mut out = Vec::with_capacity(n);
+        for (i, &d) in distances.iter().enumerate() {
+            let d = d as usize;
+            if d < cut || (d == cut && at_cut > 0) {
+                if d == cut {
+                    at_cut -= 1;
+                }
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Of the positions `among`, the ids of the `n` best by `scorer`.
+    pub fn best_by(&self, scorer: &QueryScorer, among: &[usize], n: usize) -> Vec<i64> {
+        let scored: Vec<(i64, f32)> = among
+            .iter()
+            .map(|&at| {
+                let code = &self.codes[at * self.words..(at + 1) * self.words];
+                (self.ids[at], scorer.score(code))
+            })
+            .collect();
+        super::best(scored, n)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(entries: &[(i64, u64)]) -> CodeTable {
+        let mut t = CodeTable::new(1);
+        for (id, code) in entries {
+            assert!(t.push(*id, &[*code]));
+        }
+        t
+    }
+
+    fn entries(t: &CodeTable) -> Vec<(i64, u64)> {
+        t.ids.iter().copied().zip(t.codes.iter().copied()).collect()
+    }
+
+    #[test]
+    fn ids_only_grow_and_codes_keep_their_length() {
+        let mut t = table(&[(5, 1)]);
+        assert!(!t.push(5, &[2]));
+        assert!(!t.push(3, &[2]));
+        assert!(!t.push(9, &[2, 3]));
+        assert_eq!(entries(&t), vec![(5, 1)]);
+    }
+
+    #[test]
+    fn changes_replace_remove_insert_and_append() {
+        let mut t = table(&[(2, 20), (4, 40), (6, 60)]);
+        // Appends and in-place replacements take the fast path.
+        t.apply(&[(4, Some(vec![41])), (8, Some(vec![80])), (9, None)]);
+        assert_eq!(entries(&t), vec![(2, 20), (4, 41), (6, 60), (8, 80)]);
+        // A removal, an insertion between and a wrong length (a removal).
+        t.apply(&[
+            (1, Some(vec![10])),
+            (2, None),
+            (5, Some(vec![50])),
+            (6, Some(vec![1, 2])),
+            (10, Some(vec![100])),
+        ]);
+        assert_eq!(
+            entries(&t),
+            vec![(1, 10), (4, 41), (5, 50), (8, 80), (10, 100)]
+        );
+        t.apply(&[(1, None), (4, None), (5, None), (8, None), (10, None)]);
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn nearest_cuts_by_distance_and_takes_ties_in_order() {
+        // Distances to 0b0000: 2, 0, 1, 1, 3.
+        let t = table(&[(1, 0b0011), (2, 0), (3, 0b0100), (4, 0b1000), (5, 0b0111)]);
+        assert_eq!(t.nearest(&[0], 1), vec![1]);
+        assert_eq!(t.nearest(&[0], 2), vec![1, 2]);
+        assert_eq!(t.nearest(&[0], 4), vec![0, 1, 2, 3]);
+        assert_eq!(t.nearest(&[0], 9), vec![0, 1, 2, 3, 4]);
+    }
+}
