@@ -400,7 +400,8 @@ pub fn suite(
     Ok(figures)
 }
 
-fn merge(into: &mut Value, from: Value) {
+/// Adds `from`'s fields to `into`.
+pub fn merge(into: &mut Value, from: Value) {
     if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
         into.extend(from);
     }

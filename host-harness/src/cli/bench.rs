@@ -59,6 +59,11 @@ pub struct CorpusArgs {
     repeat: usize,
     #[arg(long)]
     no_native: bool,
+    /// Start each copy from the corpus's own index file
+    /// (.memory/index.sqlite), for the vectors in its embedding cache: the
+    /// cold index then re-reads every file but embeds nothing it holds.
+    #[arg(long)]
+    with_embedding_cache: bool,
 }
 
 /// `bench-dream`'s flags.
@@ -156,8 +161,9 @@ pub fn notes(g: &Global, args: NotesArgs) -> anyhow::Result<i32> {
         if let (Some(base), Some(dir)) = (&keep, &keep_dir) {
             keep_queries(&base.join(format!("n{n}.queries.jsonl")), dir, &write)?;
         }
-        if let Some(bound) = embedding_bound(g)? {
-            figures["embedding_bound_per_s"] = json!((bound * 10.0).round() / 10.0);
+        let scratch = tempfile::tempdir()?;
+        if let Some(more) = embedder_figures(g, &write(scratch.path())?)? {
+            memory_harness::bench::merge(&mut figures, more);
         }
         figures["benchmark"] = json!("notes");
         figures["notes"] = json!(n);
@@ -171,10 +177,14 @@ pub fn notes(g: &Global, args: NotesArgs) -> anyhow::Result<i32> {
 /// Texts whose embedding speed bounds a first index: entries of the same
 /// generator's notes.
 const BOUND_TEXTS: usize = 2_000;
+/// Queries embedded one at a time for the query embedding's own time.
+const TIMED_QUERIES: usize = 50;
 
-/// With an embedder, its own speed on the benchmark's kind of entries
-/// (`bench::embedding_bound`), texts per second; `None` without one.
-fn embedding_bound(g: &Global) -> anyhow::Result<Option<f64>> {
+/// With an embedder, what it alone costs, as the bounds of a first index
+/// and of a hybrid search: its speed on the benchmark's kind of entries
+/// (`bench::embedding_bound`, texts per second) and the median time of one
+/// query's embedding; `None` without one.
+fn embedder_figures(g: &Global, queries: &[String]) -> anyhow::Result<Option<Value>> {
     // The benchmarks' default is FTS-only, as in `bench_both`.
     if g.embedder.as_deref().is_none_or(|e| e == "none") {
         return Ok(None);
@@ -189,7 +199,19 @@ fn embedding_bound(g: &Global) -> anyhow::Result<Option<f64>> {
     };
     memory_harness::bench::write_notes_workspace(scratch.path(), BOUND_TEXTS / 10, 1)?;
     let texts = memory_harness::bench::entry_texts(scratch.path(), BOUND_TEXTS)?;
-    memory_harness::bench::embedding_bound(&lender, &texts, info.max_batch as usize).map(Some)
+    let bound = memory_harness::bench::embedding_bound(&lender, &texts, info.max_batch as usize)?;
+    let mut times = Vec::new();
+    for query in queries.iter().take(TIMED_QUERIES) {
+        let started = std::time::Instant::now();
+        memory_harness::bench::embedding_bound(&lender, std::slice::from_ref(query), 1)?;
+        times.push(started.elapsed().as_secs_f64() * 1_000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    Ok(Some(json!({
+        "embedding_bound_per_s": (bound * 10.0).round() / 10.0,
+        "query_embedding_median_ms": (median * 1_000.0).round() / 1_000.0,
+    })))
 }
 
 /// Writes the queries a kept workspace was benchmarked with to `file`, one
@@ -215,6 +237,7 @@ pub fn corpus(g: &Global, args: CorpusArgs) -> anyhow::Result<i32> {
         queries,
         repeat,
         no_native,
+        with_embedding_cache,
     } = args;
     let list: Vec<String> = std::fs::read_to_string(&queries)
         .with_context(|| format!("cannot read {}", queries.display()))?
@@ -229,6 +252,11 @@ pub fn corpus(g: &Global, args: CorpusArgs) -> anyhow::Result<i32> {
     let repeated: Vec<String> = (0..repeat.max(1)).flat_map(|_| list.clone()).collect();
     let write = |dir: &Path| -> anyhow::Result<Vec<String>> {
         copy_corpus(&corpus, dir)?;
+        let index = corpus.join(".memory/index.sqlite");
+        if with_embedding_cache && index.is_file() {
+            std::fs::create_dir_all(dir.join(".memory"))?;
+            std::fs::copy(&index, dir.join(".memory/index.sqlite"))?;
+        }
         Ok(repeated.clone())
     };
     let mut figures = bench_both(
@@ -243,6 +271,9 @@ pub fn corpus(g: &Global, args: CorpusArgs) -> anyhow::Result<i32> {
             memory_harness::bench::suite(open, files, &changed, queries, SUITE_LOAD, now)
         },
     )?;
+    if let Some(more) = embedder_figures(g, &list)? {
+        memory_harness::bench::merge(&mut figures, more);
+    }
     figures["benchmark"] = json!("corpus");
     figures["corpus"] = json!(corpus.display().to_string());
     figures["distinct_queries"] = json!(list.len());
@@ -437,9 +468,10 @@ pub struct VectorsArgs {
     #[arg(long, default_value = "/tmp/memory-core-bench-vectors")]
     cache: PathBuf,
     /// Instead of measuring: write a workspace of NOTES daily notes of the
-    /// real texts into DIR, their vectors in its embedding cache (index it
-    /// and time searches with `index` and `search`), and the queries beside
-    /// it (DIR.queries.jsonl).
+    /// real texts into DIR (beyond them, the texts again with a numbered
+    /// suffix and blended vectors), their vectors in its embedding cache
+    /// (time it with `bench-corpus DIR --with-embedding-cache`), and the
+    /// queries beside it (DIR.queries.jsonl).
     #[arg(long, num_args = 2, value_names = ["DIR", "NOTES"])]
     write_workspace: Option<Vec<String>>,
 }

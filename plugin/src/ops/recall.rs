@@ -580,6 +580,98 @@ mod tests {
         }
     }
 
+    /// Words hashed to ±1 in 64 dimensions: texts sharing words are near.
+    struct WordsEmbedder;
+
+    impl crate::host::embedding::Embedder for WordsEmbedder {
+        fn describe(&self) -> Option<crate::host::embedding::EmbedderInfo> {
+            Some(crate::host::embedding::EmbedderInfo {
+                provider: "test".into(),
+                model: "words".into(),
+                dimensions: 64,
+                max_batch: 256,
+            })
+        }
+        fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, String> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0.01f32; 64];
+                    for word in t.split_whitespace() {
+                        let h = crate::text::hash::sha256_hex(word.as_bytes());
+                        let n = u64::from_str_radix(&h[..8], 16).unwrap();
+                        v[(n % 64) as usize] += if n & 64 == 0 { 1.0 } else { -1.0 };
+                    }
+                    v
+                })
+                .collect())
+        }
+    }
+
+    /// The entry the vector leg ranks first for `query`, and the entry an
+    /// exact scan of every stored vector ranks first.
+    fn nearest_both_ways(memory: &mut Memory, query: &str) -> (String, String) {
+        let Ok((leg, problem)) = memory.vector_leg(query, 24) else {
+            panic!("the vector leg failed");
+        };
+        let leg = leg.unwrap_or_else(|| panic!("no vector leg: {problem:?}"));
+        let best = |scores: Vec<(i64, f32)>| {
+            let id = scores
+                .into_iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap()
+                .0;
+            memory.index.chunks(&[id]).unwrap().remove(0).text
+        };
+        use crate::host::embedding::Embedder;
+        let info = WordsEmbedder.describe().unwrap();
+        let q = embedding::embed_checked(&WordsEmbedder, &info, &[query.into()]).unwrap();
+        let ids = memory.index.entry_ids_of("memory/2026-12-01.md").unwrap();
+        let exact: Vec<(i64, f32)> = memory
+            .index
+            .vectors_of(&ids, &info.label())
+            .unwrap()
+            .into_iter()
+            .map(|(id, v)| (id, embedding::dot(&q[0], &v)))
+            .collect();
+        (best(leg.into_iter().collect()), best(exact))
+    }
+
+    #[test]
+    fn entries_a_sync_adds_or_changes_are_in_the_same_instances_vector_leg() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("memory")).unwrap();
+        let note = dir.path().join("memory/2026-12-01.md");
+        // Larger than an exact shortlist, so the codes pick the candidates.
+        let mut text: String = (0..1_500)
+            .map(|i| format!("- ledger{i} item{} crate{}\n", i % 41, i % 13))
+            .collect();
+        std::fs::write(&note, &text).unwrap();
+        let mut memory = Memory::open(
+            crate::contract::api::Settings::reference(dir.path()),
+            Box::new(WordsEmbedder),
+            Box::new(crate::host::model::NoModel),
+        )
+        .unwrap();
+        memory.sync(SyncRequest::default()).unwrap();
+        let (first, exact) = nearest_both_ways(&mut memory, "ledger7 item7 crate7");
+        assert_eq!(first, exact);
+        // A new line, synced: the loaded table takes it in.
+        text.push_str("- zebra quokka marmot heron\n");
+        std::fs::write(&note, &text).unwrap();
+        memory.sync(SyncRequest::default()).unwrap();
+        let (first, exact) = nearest_both_ways(&mut memory, "zebra quokka marmot heron");
+        assert_eq!(first, "- zebra quokka marmot heron");
+        assert_eq!(first, exact);
+        // A changed file (every id of it new): still the exact nearest.
+        text = text.replace("zebra quokka", "walrus quokka");
+        std::fs::write(&note, &text).unwrap();
+        memory.sync(SyncRequest::default()).unwrap();
+        let (first, exact) = nearest_both_ways(&mut memory, "walrus quokka marmot heron");
+        assert_eq!(first, "- walrus quokka marmot heron");
+        assert_eq!(first, exact);
+    }
+
     #[test]
     fn a_query_with_a_nul_is_invalid_input() {
         for query in ["\0", "gateway\0loopback", " \0 ", "\0\0 \0"] {

@@ -35,6 +35,18 @@ pub fn run(options: &Options) -> anyhow::Result<Value> {
         &corpus::cache_file(&options.cache, &format!("{name}-q{}", queries_text.len())),
     )?;
     if let Some((dir, notes)) = &options.workspace {
+        // Beyond the real texts: each again with a numbered suffix, its
+        // vector a blend of real ones (as for the recall tables), so a
+        // workspace of any size times the same search work.
+        let wanted = notes * workspace::ENTRIES_PER_NOTE;
+        let real = texts.len();
+        let texts: Vec<String> = (0..wanted.max(real))
+            .map(|i| match i / real {
+                0 => texts[i].clone(),
+                round => format!("{} (again, {round})", texts[i % real]),
+            })
+            .collect();
+        let entries = recall::synthesised(&entries, texts.len(), options.seed);
         let written = workspace::write(dir, &texts, &entries, *notes)?;
         let lines: Vec<String> = queries_text
             .iter()

@@ -19,6 +19,11 @@ pub struct Centre {
 const RECENTRE_GROWTH: u64 = 4;
 /// Below this many entries a shortlist holds the whole table anyway.
 const RECENTRE_MIN: u64 = 1_000;
+/// A centre taken over this many vectors is kept for good: the mean of
+/// sixteen thousand entries hardly moves, and re-coding millions of them
+/// for a sharper one would cost more than it gains. So no re-coding ever
+/// reads more than `RECENTRE_GROWTH` times this many vectors.
+const RECENTRE_FINAL: u64 = 16_384;
 
 impl Centre {
     /// u64 words per code.
@@ -39,7 +44,17 @@ impl Centre {
 
     /// Whether a table of `entries` should be re-coded from a new centre.
     pub fn is_stale_for(&self, entries: u64) -> bool {
-        entries >= RECENTRE_MIN && entries > RECENTRE_GROWTH * self.vectors
+        !self.is_final() && entries >= RECENTRE_MIN && entries > RECENTRE_GROWTH * self.vectors
+    }
+
+    /// Whether this centre is kept however the table grows.
+    pub fn is_final(&self) -> bool {
+        self.vectors >= RECENTRE_FINAL
+    }
+
+    /// Whether a table of `entries` with no centre yet should get one.
+    pub fn due_for(entries: u64) -> bool {
+        entries >= RECENTRE_MIN
     }
 }
 
@@ -195,6 +210,12 @@ mod tests {
             vectors: 10,
         };
         assert!(!tiny.is_stale_for(999), "small tables are scanned whole");
+        assert!(!Centre::due_for(999) && Centre::due_for(1_000));
+        let settled = Centre {
+            mean: vec![0.0],
+            vectors: RECENTRE_FINAL,
+        };
+        assert!(settled.is_final() && !settled.is_stale_for(100 * RECENTRE_FINAL));
     }
 
     #[test]

@@ -127,6 +127,14 @@ impl Memory {
         self.record_first_sightings(unseen)?;
         if let Some(info) = &info {
             let label = info.label();
+            // Codes for the vector leg's shortlist, while the table is small;
+            // a table loaded about the old centre is loaded again.
+            if self
+                .index
+                .settle_code_centre(&label, info.dimensions as usize)?
+            {
+                self.vectors = None;
+            }
             if embedder_ok {
                 match self.fill_missing_vectors(info, embed_budget, &mut report) {
                     Ok(fill) => {

@@ -85,6 +85,35 @@ impl Index {
         Ok(out)
     }
 
+    /// Makes or renews `label`'s centre (and every code) during a sync,
+    /// while the table is still small: a first index then codes its entries
+    /// as it writes them, and no search has to re-code a large table. Once
+    /// the centre is final this costs nothing. Returns whether it re-coded.
+    pub fn settle_code_centre(&self, label: &str, dims: usize) -> Result<bool, DbError> {
+        let current = self
+            .code_centre()?
+            .filter(|(l, c)| l == label && c.mean.len() == dims);
+        if current.as_ref().is_some_and(|(_, c)| c.is_final()) {
+            return Ok(false);
+        }
+        let vectors = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM chunks WHERE kind = 'entry' AND embedding_model = ?1 AND embedding IS NOT NULL",
+                &[Value::Text(label)],
+                |r| Ok(r.get_i64(0) as u64),
+            )?
+            .unwrap_or(0);
+        let due = match &current {
+            Some((_, centre)) => centre.is_stale_for(vectors),
+            None => Centre::due_for(vectors),
+        };
+        if due {
+            self.recode(label, dims, true)?;
+        }
+        Ok(due)
+    }
+
     /// The code table of embedder `label` with its centre. Codes are made
     /// afresh (a new centre, every entry re-coded, and written when
     /// `persist`) when there is no centre for `label` or the entries have
