@@ -80,6 +80,13 @@ impl std::fmt::Display for OpenError {
 
 /// The refusal of an index of a newer schema, naming both versions and what
 /// to do.
+/// The ids of entries without a vector of embedder `?1`: none, or
+/// another's — as ranges of the `chunks_by_model` index.
+const NEEDING_VECTORS: &str = "\
+    SELECT id FROM chunks WHERE kind = 'entry' AND embedding_model IS NULL \
+    UNION ALL SELECT id FROM chunks WHERE kind = 'entry' AND embedding_model < ?1 \
+    UNION ALL SELECT id FROM chunks WHERE kind = 'entry' AND embedding_model > ?1";
+
 pub fn newer_schema_message(found: u32) -> String {
     format!(
         "the index was written by schema {found}, this build reads up to {SCHEMA_VERSION}; \
@@ -847,8 +854,11 @@ impl Index {
         label: &str,
         limit: u32,
     ) -> Result<Vec<(i64, String, String)>, DbError> {
+        // Three ranges of the (kind, embedding_model) index rather than
+        // `IS NOT`, which reads every entry: a sync that finds nothing to
+        // fill costs nothing however large the index.
         self.conn.query(
-            "SELECT id, hash, text FROM chunks WHERE kind = 'entry' AND embedding_model IS NOT ?1 ORDER BY id LIMIT ?2",
+            &format!("SELECT id, hash, text FROM chunks WHERE id IN ({NEEDING_VECTORS}) LIMIT ?2"),
             &[Value::Text(label), Value::Integer(limit as i64)],
             |r| Ok((r.get_i64(0), r.get_text(1), r.get_text(2))),
         )
@@ -859,7 +869,7 @@ impl Index {
         Ok(self
             .conn
             .query_row(
-                "SELECT count(*) FROM chunks WHERE kind = 'entry' AND embedding_model IS NOT ?1",
+                &format!("SELECT count(*) FROM ({NEEDING_VECTORS})"),
                 &[Value::Text(label)],
                 |r| Ok(r.get_i64(0)),
             )?
@@ -1068,10 +1078,13 @@ impl Index {
     /// and its session.
     pub fn untrusted_entries(&self) -> Result<Vec<UntrustedEntry>, DbError> {
         self.conn.query(
+            // From the partial index of such entries (`provenance_below_agent`),
+            // so the cost follows them, not the whole index: this runs after
+            // every write (`untrusted_text` is cached per revision).
             "SELECT c.text, CASE WHEN p.basis IN ('recorded', 'copied') THEN p.order_key END, p.session_id \
-             FROM chunks c JOIN provenance p ON p.chunk_id = c.id \
-             WHERE c.kind = 'entry' AND (p.origin_class IN ('untrusted', 'system') \
-                OR p.file_class IN ('untrusted', 'system'))",
+             FROM provenance p CROSS JOIN chunks c ON c.id = p.chunk_id \
+             WHERE (p.origin_class IN ('untrusted', 'system') OR p.file_class IN ('untrusted', 'system')) \
+                AND c.kind = 'entry'",
             &[],
             |r| Ok((r.get_text(0), r.get_opt_i64(1), r.get_opt_text(2))),
         )

@@ -69,6 +69,11 @@ CREATE TABLE provenance (
   order_key      INTEGER           -- ledger write order (provenance::order_of_sighting)
 );
 
+-- The entries below agent, whose text every search and read checks others
+-- against (read after each write): found without reading every entry.
+CREATE INDEX provenance_below_agent ON provenance (chunk_id)
+  WHERE origin_class IN ('untrusted', 'system') OR file_class IN ('untrusted', 'system');
+
 -- Write-time recall metadata from annotation comments; NULL means neutral.
 CREATE TABLE recall_meta (
   chunk_id     INTEGER PRIMARY KEY,
