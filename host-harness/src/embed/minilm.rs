@@ -16,12 +16,13 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
-use memmap2::{Mmap, MmapOptions};
+use anyhow::{anyhow, ensure, Context, Result};
+use memmap2::Mmap;
 use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
+
+use super::pinned;
 use tokenizers::{Tokenizer, TruncationParams};
 
 /// sha256 of each file `load` reads, pinned to the same values as
@@ -138,9 +139,14 @@ impl MiniLm {
             "all-MiniLM-L6-v2's weights are little-endian; this host is not"
         );
         let [config, tokenizer, weights] = PINNED_FILES;
-        let config = read_pinned(dir, config.0, config.1);
-        let tokenizer = read_pinned(dir, tokenizer.0, tokenizer.1);
-        let weights = map_pinned(dir, weights.0, weights.1);
+        let hint = format!(
+            "run scripts/fetch-model.sh {} to install {}",
+            dir.display(),
+            Self::MODEL_NAME
+        );
+        let config = pinned::read(&dir.join(config.0), config.1, &hint);
+        let tokenizer = pinned::read(&dir.join(tokenizer.0), tokenizer.1, &hint);
+        let weights = pinned::map(&dir.join(weights.0), weights.1, &hint);
         let config: Config =
             serde_json::from_slice(&config?).context("parsing all-MiniLM-L6-v2 config.json")?;
         ensure!(
@@ -554,51 +560,6 @@ fn load_tensor(
         start,
         len: view.data().len() / 4,
     })
-}
-
-/// Reads `dir/name`, failing with directions to `scripts/fetch-model.sh` when
-/// the file is missing or is not the pinned one.
-fn read_pinned(dir: &Path, name: &str, sha256: &str) -> Result<Vec<u8>> {
-    let path = dir.join(name);
-    let bytes = std::fs::read(&path)
-        .with_context(|| format!("cannot read {}; {}", path.display(), fetch_hint(dir)))?;
-    check_pinned(dir, name, &bytes, sha256)?;
-    Ok(bytes)
-}
-
-/// Maps `dir/name` read-only and checks it like `read_pinned`. The file is
-/// only ever replaced by a rename (`scripts/fetch-model.sh`), which leaves a
-/// mapping of the old one intact.
-fn map_pinned(dir: &Path, name: &str, sha256: &str) -> Result<Mmap> {
-    let path = dir.join(name);
-    let file = std::fs::File::open(&path)
-        .with_context(|| format!("cannot read {}; {}", path.display(), fetch_hint(dir)))?;
-    // SAFETY: the map is read-only and checked against the pinned hash
-    // before any of it is used; see above for why it is not changed under us.
-    let map = unsafe { MmapOptions::new().populate().map(&file) }
-        .with_context(|| format!("cannot map {}", path.display()))?;
-    check_pinned(dir, name, &map, sha256)?;
-    Ok(map)
-}
-
-fn check_pinned(dir: &Path, name: &str, bytes: &[u8], sha256: &str) -> Result<()> {
-    let actual = format!("{:x}", Sha256::digest(bytes));
-    if actual != sha256 {
-        bail!(
-            "{} has sha256 {actual}, expected {sha256} (corrupt, partial or another model); {}",
-            dir.join(name).display(),
-            fetch_hint(dir)
-        );
-    }
-    Ok(())
-}
-
-fn fetch_hint(dir: &Path) -> String {
-    format!(
-        "run scripts/fetch-model.sh {} to install {}",
-        dir.display(),
-        MiniLm::MODEL_NAME
-    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 pub mod deterministic;
 pub mod minilm;
+mod pinned;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
