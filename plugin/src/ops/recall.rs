@@ -251,7 +251,9 @@ impl Memory {
         if table.codes.is_empty() {
             return Ok((
                 None,
-                Some(format!("no entry has a vector from {label} yet; run sync")),
+                Some(format!(
+                    "no entry has a vector from {label} yet; indexing the workspace makes them"
+                )),
             ));
         }
         let embedder = self.embedder.as_ref();

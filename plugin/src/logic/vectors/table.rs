@@ -62,76 +62,68 @@ impl CodeTable {
 
     /// Applies changes: each id with its new code, or `None` for an entry
     /// that no longer has one. `changes` must be sorted by id, ids once.
-    /// New ids after the last are appended; anything else is merged in one
-    /// pass over the table.
+    /// In place, from the back: the table grows by the entries inserted and
+    /// is never copied whole (at two million entries a second copy was
+    /// 112 MB more guest memory, which a wasm instance never gives back).
     pub fn apply(&mut self, changes: &[CodeChange]) {
-        let last = self.ids.last().copied();
-        let mut appends = Vec::new();
-        let mut merge = false;
-        for (id, code) in changes {
-            match (self.ids.binary_search(id), code) {
-                (Ok(at), Some(code)) if code.len() == self.words => {
-                    self.codes[at * self.words..(at + 1) * self.words].copy_from_slice(code)
-                }
-                (Err(_), Some(code))
-                    if code.len() == self.words && last.is_none_or(|l| *id > l) =>
-                {
-                    appends.push((*id, code))
-                }
-                (Err(_), None) => {}
-                _ => merge = true,
+        let words = self.words;
+        fn fits(code: &Option<Vec<u64>>, words: usize) -> Option<&Vec<u64>> {
+            code.as_ref().filter(|c| c.len() == words)
+        }
+        let inserted = changes
+            .iter()
+            .filter(|(id, code)| fits(code, words).is_some() && self.ids.binary_search(id).is_err())
+            .count();
+        let old = self.ids.len();
+        let end = old + inserted;
+        self.reserve(inserted);
+        self.ids.resize(end, 0);
+        self.codes.resize(end * words, 0);
+        // Entries at read.. are placed (or dropped); write.. holds the result.
+        let (mut read, mut write) = (old, end);
+        for (id, code) in changes.iter().rev() {
+            while read > 0 && self.ids[read - 1] > *id {
+                read -= 1;
+                write -= 1;
+                self.move_entry(read, write);
+            }
+            if read > 0 && self.ids[read - 1] == *id {
+                read -= 1;
+            }
+            if let Some(code) = fits(code, words) {
+                write -= 1;
+                self.ids[write] = *id;
+                self.codes[write * words..(write + 1) * words].copy_from_slice(code);
             }
         }
-        if merge {
-            self.merge(changes);
-            return;
-        }
-        for (id, code) in appends {
-            self.push(id, code);
+        // Entries before the first change are in place; close the gap.
+        let kept = read + (end - write);
+        self.ids.copy_within(write..end, read);
+        self.codes
+            .copy_within(write * words..end * words, read * words);
+        self.ids.truncate(kept);
+        self.codes.truncate(kept * words);
+    }
+
+    fn move_entry(&mut self, from: usize, to: usize) {
+        if from != to {
+            let words = self.words;
+            self.ids[to] = self.ids[from];
+            self.codes
+                .copy_within(from * words..(from + 1) * words, to * words);
         }
     }
 
-    /// Two-pointer merge of the sorted table and the sorted changes (a code
-    /// of another length counts as none).
-    fn merge(&mut self, changes: &[CodeChange]) {
-        let words = self.words;
-        let mut ids = Vec::with_capacity(self.ids.len() + changes.len());
-        let mut codes = Vec::with_capacity(self.codes.len() + changes.len() * words);
-        let mut changes = changes
-            .iter()
-            .map(|(id, code)| (*id, code.as_deref().filter(|c| c.len() == words)))
-            .peekable();
-        let mut at = 0;
-        loop {
-            let old = self.ids.get(at).copied();
-            match (old, changes.peek().copied()) {
-                (Some(id), Some((changed, code))) if changed <= id => {
-                    if let Some(code) = code {
-                        ids.push(changed);
-                        codes.extend_from_slice(code);
-                    }
-                    changes.next();
-                    if changed == id {
-                        at += 1;
-                    }
-                }
-                (Some(id), _) => {
-                    ids.push(id);
-                    codes.extend_from_slice(&self.codes[at * words..(at + 1) * words]);
-                    at += 1;
-                }
-                (None, Some((changed, code))) => {
-                    if let Some(code) = code {
-                        ids.push(changed);
-                        codes.extend_from_slice(code);
-                    }
-                    changes.next();
-                }
-                (None, None) => break,
-            }
+    /// Room for `more` entries, with slack (1/64 of the table) when it has
+    /// to grow, so writes one after another do not each move the table.
+    pub fn reserve(&mut self, more: usize) {
+        if self.ids.len() + more > self.ids.capacity()
+            || self.codes.len() + more * self.words > self.codes.capacity()
+        {
+            let more = more.max(self.ids.len() / 64);
+            self.ids.reserve_exact(more);
+            self.codes.reserve_exact(more * self.words);
         }
-        self.ids = ids;
-        self.codes = codes;
     }
 
     /// The ids of the `n` codes nearest `query` by Hamming distance (all of
@@ -231,6 +223,60 @@ mod tests {
         );
         t.apply(&[(1, None), (4, None), (5, None), (8, None), (10, None)]);
         assert!(t.is_empty());
+    }
+
+    /// The in-place merge against a plain model of it: a sorted map.
+    #[test]
+    fn changes_in_place_match_a_map_of_the_same_changes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..500 {
+            let mut model = std::collections::BTreeMap::new();
+            let mut t = CodeTable::new(1);
+            for id in 0..next(30) as i64 {
+                if next(2) == 0 {
+                    model.insert(id * 2, id as u64);
+                    assert!(t.push(id * 2, &[id as u64]));
+                }
+            }
+            for _ in 0..3 {
+                let mut changes: Vec<CodeChange> = Vec::new();
+                for id in 0..70 {
+                    match next(6) {
+                        0 => changes.push((id, None)),
+                        1 => changes.push((id, Some(vec![next(1000)]))),
+                        2 => changes.push((id, Some(vec![1, 2]))),
+                        _ => {}
+                    }
+                }
+                for (id, code) in &changes {
+                    match code.as_deref() {
+                        Some([c]) => model.insert(*id, *c),
+                        _ => model.remove(id),
+                    };
+                }
+                t.apply(&changes);
+                let expected: Vec<(i64, u64)> = model.iter().map(|(k, v)| (*k, *v)).collect();
+                assert_eq!(entries(&t), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_grows_with_slack_not_by_doubling() {
+        let mut t = CodeTable::new(2);
+        t.reserve(6400);
+        for id in 0..6400 {
+            t.push(id, &[1, 2]);
+        }
+        assert_eq!(t.memory_bytes(), 6400 * 24);
+        t.apply(&[(7000, Some(vec![3, 4]))]);
+        assert_eq!(t.memory_bytes(), 6500 * 24);
     }
 
     #[test]
