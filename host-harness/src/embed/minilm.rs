@@ -5,7 +5,8 @@
 //! this model. Nothing here touches the network.
 //!
 //! The BERT forward pass is written out here (matrix products by
-//! `matrixmultiply`) rather than taken from candle: candle adds about 310
+//! `matrixmultiply`, or by dot products for a query's few tokens) rather
+//! than taken from candle: candle adds about 310
 //! CPU-seconds to a clean release build against about 95 for these
 //! dependencies, and gave the same vectors more slowly. Sequences are packed end
 //! to end instead of padded: padding only adds positions that the attention
@@ -112,9 +113,12 @@ impl Deref for Floats {
     fn deref(&self) -> &[f32] {
         // SAFETY: the map is page-aligned and `start` a multiple of 4, so the
         // pointer is aligned for f32; `start + 4 * len` lies inside the map
-        // (safetensors checked the tensor's extent); the map is read-only and
-        // lives as long as `self`; every bit pattern is an f32, and the host
-        // is little-endian like the file (checked at load).
+        // (safetensors checked the tensor's extent); the map lives as long as
+        // `self`; every bit pattern is an f32, and the host is little-endian
+        // like the file (checked at load). The map is shared with the file:
+        // this relies on nobody writing or truncating model.safetensors in
+        // place while a process runs (it is only ever replaced by a rename;
+        // see `pinned::map`).
         unsafe {
             std::slice::from_raw_parts(self.file[self.start..].as_ptr().cast::<f32>(), self.len)
         }
@@ -398,8 +402,12 @@ impl Linear {
     /// Like `apply`, into columns `column..column + outputs` of `y`, whose
     /// rows are `width` wide.
     fn apply_into(&self, x: &[f32], y: &mut [f32], width: usize, column: usize) {
-        assert!(column + self.outputs <= width && y.len() / width == x.len() / self.inputs);
         let rows = x.len() / self.inputs;
+        assert!(
+            x.len() == rows * self.inputs
+                && y.len() == rows * width
+                && column + self.outputs <= width
+        );
         if rows <= FEW_ROWS {
             return self.apply_to_few_rows(x, y, width, column);
         }
@@ -447,6 +455,9 @@ impl Linear {
     fn apply_to_few_rows(&self, x: &[f32], y: &mut [f32], width: usize, column: usize) {
         const OUTPUTS_PER_TASK: usize = 64;
         let rows = x.len() / self.inputs;
+        if rows == 0 {
+            return;
+        }
         let mut transposed = vec![0.0f32; self.outputs * rows];
         transposed
             .par_chunks_mut(OUTPUTS_PER_TASK * rows)
@@ -472,7 +483,8 @@ impl Linear {
 /// Rows (tokens) up to which `Linear` multiplies by dot products rather than
 /// by `sgemm`. For a query's few tokens, sgemm's copying (packing) of every
 /// weight matrix in each thread was most of the forward pass (a five-word
-/// query: 22 ms, 6 ms by dot products); from ~40 tokens on, its kernel wins.
+/// query: 22 ms, 6 ms by dot products); from ~40 tokens on its kernel wins,
+/// and 32 keeps a margin below that.
 const FEW_ROWS: usize = 32;
 
 /// `a · b`, with AVX2 and FMA where the CPU has them (found at run time; the

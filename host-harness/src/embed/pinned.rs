@@ -6,10 +6,15 @@
 //! stamp beside it (`NAME.verified`) by its identity: device, inode, size,
 //! modification and change times. While that identity holds the file is not
 //! hashed again. Any rewrite of the file gives it a new change time, which
-//! user space cannot set back; a file changed less than a second before it
-//! was hashed is not stamped, so a change within the file system's
-//! timestamp granularity cannot pass for the stamped file. A directory that
-//! cannot be written gets no stamp, and its files are hashed every time.
+//! user space cannot set back; a file changed less than two seconds before
+//! it was hashed is not stamped, so a change within the file system's
+//! timestamp granularity (2 s on FAT) cannot pass for the stamped file. A
+//! directory that cannot be written gets no stamp, and its files are hashed
+//! every time.
+//!
+//! The pin guards against accidents (a partial or corrupt download, another
+//! model's files), not against someone who can write the model's directory:
+//! they could forge the stamp as easily as replace the weights.
 
 use anyhow::{bail, Context, Result};
 use memmap2::{Mmap, MmapOptions};
@@ -41,7 +46,8 @@ pub fn map(path: &Path, sha256: &str, hint: &str) -> Result<Mmap> {
     // under us.
     let map = unsafe { MmapOptions::new().populate().map(&file) }
         .with_context(|| format!("cannot map {}", path.display()))?;
-    let identity = identity(&metadata);
+    // A file that changed size between the two is not the one stamped.
+    let identity = identity(&metadata).filter(|_| map.len() as u64 == metadata.len());
     let stamp = stamp_path(path);
     let stamped = identity
         .as_ref()
@@ -50,7 +56,7 @@ pub fn map(path: &Path, sha256: &str, hint: &str) -> Result<Mmap> {
         check(path, &map, sha256, hint)?;
         if let Some(id) = identity.filter(|_| settled(&metadata, SystemTime::now())) {
             // Best effort: without a stamp the file is hashed next time.
-            let _ = std::fs::write(&stamp, stamp_text(sha256, &id));
+            let _ = write_stamp(&stamp, &stamp_text(sha256, &id));
         }
     }
     Ok(map)
@@ -71,6 +77,16 @@ fn stamp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".verified");
     path.with_file_name(name)
+}
+
+/// Written beside and renamed over, so a stamp is never read half written.
+fn write_stamp(stamp: &Path, text: &str) -> std::io::Result<()> {
+    let mut staged = stamp.as_os_str().to_os_string();
+    staged.push(format!(".{}", std::process::id()));
+    std::fs::write(&staged, text)?;
+    std::fs::rename(&staged, stamp).inspect_err(|_| {
+        let _ = std::fs::remove_file(&staged);
+    })
 }
 
 fn stamp_text(sha256: &str, identity: &str) -> String {
@@ -100,10 +116,12 @@ fn identity(_: &Metadata) -> Option<String> {
     None
 }
 
-/// Whether the file last changed at least a second before `now`.
+/// Whether the file last changed at least two seconds before `now`.
 fn settled(metadata: &Metadata, now: SystemTime) -> bool {
-    changed(metadata).is_some_and(|at| at + Duration::from_secs(1) <= now)
+    changed(metadata).is_some_and(|at| at + SETTLED_AFTER <= now)
 }
+
+const SETTLED_AFTER: Duration = Duration::from_secs(2);
 
 #[cfg(unix)]
 fn changed(metadata: &Metadata) -> Option<SystemTime> {
@@ -138,7 +156,7 @@ mod tests {
         map(&path, &pin, "hint").unwrap();
         assert!(!stamp_path(&path).exists());
         // Settled: stamped, and the stamp is what a later map trusts.
-        std::thread::sleep(Duration::from_millis(1100));
+        std::thread::sleep(SETTLED_AFTER + Duration::from_millis(100));
         map(&path, &pin, "hint").unwrap();
         assert!(stamp_path(&path).exists());
         map(&path, &pin, "hint").unwrap();
@@ -153,32 +171,37 @@ mod tests {
     }
 
     #[test]
-    fn a_stamp_for_other_bytes_or_another_file_is_not_trusted() {
+    fn a_stamp_for_another_pin_or_another_file_is_not_trusted() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("weights.bin");
-        std::fs::write(&path, b"the real bytes").unwrap();
         let pin = sha(b"the real bytes");
+        // The file holds other bytes, stamped (with its true identity) as
+        // matching their own pin: that stamp says nothing of this pin.
+        std::fs::write(&path, b"other").unwrap();
         let metadata = std::fs::metadata(&path).unwrap();
-        // A stamp naming another pin, then one naming another file's identity.
         std::fs::write(
             stamp_path(&path),
             stamp_text(&sha(b"other"), &identity(&metadata).unwrap()),
         )
         .unwrap();
-        std::fs::write(&path, b"other").unwrap();
+        assert!(map(&path, &sha(b"other"), "hint").is_ok());
         assert!(map(&path, &pin, "hint").is_err());
-        std::fs::write(stamp_path(&path), stamp_text(&pin, "0 0 14 0.0 0.0")).unwrap();
+        // This pin, but another file's identity.
+        std::fs::write(stamp_path(&path), stamp_text(&pin, "0 0 5 0.0 0.0")).unwrap();
         assert!(map(&path, &pin, "hint").is_err());
     }
 
     #[test]
-    fn only_a_file_a_second_old_is_settled() {
+    fn only_a_file_two_seconds_old_is_settled() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"x").unwrap();
         let metadata = std::fs::metadata(&path).unwrap();
         let at = changed(&metadata).unwrap();
-        assert!(!settled(&metadata, at + Duration::from_millis(999)));
-        assert!(settled(&metadata, at + Duration::from_secs(1)));
+        assert!(!settled(
+            &metadata,
+            at + SETTLED_AFTER - Duration::from_millis(1)
+        ));
+        assert!(settled(&metadata, at + SETTLED_AFTER));
     }
 }
