@@ -183,7 +183,6 @@ pub fn dream(
     }))
 }
 
-/// Milliseconds `f` took.
 /// Note-then-search rounds timed for the first search after a write.
 const AFTER_WRITE_ROUNDS: usize = 20;
 
@@ -232,6 +231,7 @@ pub fn entry_texts(workspace: &std::path::Path, limit: usize) -> anyhow::Result<
     Ok(texts)
 }
 
+/// Milliseconds `f` took.
 fn timed<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<f64> {
     let started = Instant::now();
     f()?;

@@ -116,7 +116,6 @@ export function formatForgotten({ sessionId, report }) {
   return `session ${sessionId} forgotten: ${report.entriesRemoved} entries removed from ${report.filesChanged.length} files; it will never be ingested again`;
 }
 
-/** `io`: where the commands print (the process's streams; a test's). */
 /** Every this many ms a progress line, where standard error is no terminal (a log, CI). */
 export const PROGRESS_LINE_EVERY_MS = 5000;
 
@@ -148,6 +147,7 @@ export function progressOnStderr(stream, now = Date.now) {
   };
 }
 
+/** `io`: where the commands print (the process's streams; a test's). */
 export function registerCli(api, memories, io = process) {
   const print = (value, json) => io.stdout.write(json ? `${toJson(value, 2)}\n` : `${value}\n`);
   api.registerCli(

@@ -263,14 +263,7 @@ impl Memory {
             Ok(v) => v,
             Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
         };
-        let (scan, exact) = vectors::shortlist_sizes(limit);
-        let shortlist: Vec<i64> = if table.codes.len() <= exact {
-            table.codes.ids().to_vec()
-        } else {
-            let near = table.codes.nearest(&table.centre.code(&query_vector), scan);
-            let scorer = vectors::QueryScorer::new(&table.centre, &query_vector);
-            table.codes.best_by(&scorer, &near, exact)
-        };
+        let shortlist = table.codes.shortlist(&table.centre, &query_vector, limit);
         let scored = self
             .index
             .vectors_of(&shortlist, &label)?

@@ -4,7 +4,7 @@
 
 use memory_core::host::embedding::{dot, normalise};
 use memory_core::logic::vectors::{
-    best, recall_of, shortlist_sizes, Centre, CentreBuilder, CodeTable, QueryScorer,
+    best, recall_of, shortlist_sizes, Centre, CentreBuilder, CodeTable,
 };
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -64,7 +64,7 @@ pub fn measure(table: &[Vec<f32>], queries: &[Vec<f32>], ks: &[usize]) -> Value 
             let truth = exact_top(table, q, k);
             exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
             let t = Instant::now();
-            let found = shortlisted(&centre, &codes, table, q, k, scan, exact_reads);
+            let found = shortlisted(&centre, &codes, table, q, k);
             shortlist_ms.push(t.elapsed().as_secs_f64() * 1e3);
             recall += recall_of(&truth, &found);
             let near = codes.nearest(&centre.code(q), exact_reads);
@@ -96,24 +96,17 @@ pub fn measure(table: &[Vec<f32>], queries: &[Vec<f32>], ks: &[usize]) -> Value 
     })
 }
 
-/// What the vector leg does, with `table` standing in for the index's
-/// exact vectors.
+/// What the vector leg does (the same `CodeTable::shortlist`), with
+/// `table` standing in for the index's exact vectors.
 fn shortlisted(
     centre: &Centre,
     codes: &CodeTable,
     table: &[Vec<f32>],
     q: &[f32],
     k: usize,
-    scan: usize,
-    exact: usize,
 ) -> Vec<i64> {
-    let ids: Vec<i64> = if codes.len() <= exact {
-        codes.ids().to_vec()
-    } else {
-        let near = codes.nearest(&centre.code(q), scan);
-        codes.best_by(&QueryScorer::new(centre, q), &near, exact)
-    };
-    let scored = ids
+    let scored = codes
+        .shortlist(centre, q, k)
         .iter()
         .map(|&id| (id, dot(q, &table[id as usize])))
         .collect();

@@ -78,8 +78,6 @@ impl std::fmt::Display for OpenError {
     }
 }
 
-/// The refusal of an index of a newer schema, naming both versions and what
-/// to do.
 /// The ids of entries without a vector of embedder `?1`: none, or
 /// another's — as ranges of the `chunks_by_model` index.
 const NEEDING_VECTORS: &str = "\
@@ -87,6 +85,8 @@ const NEEDING_VECTORS: &str = "\
     UNION ALL SELECT id FROM chunks WHERE kind = 'entry' AND embedding_model < ?1 \
     UNION ALL SELECT id FROM chunks WHERE kind = 'entry' AND embedding_model > ?1";
 
+/// The refusal of an index of a newer schema, naming both versions and what
+/// to do.
 pub fn newer_schema_message(found: u32) -> String {
     format!(
         "the index was written by schema {found}, this build reads up to {SCHEMA_VERSION}; \
