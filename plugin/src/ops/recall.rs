@@ -263,7 +263,7 @@ impl Memory {
             Ok(v) => v,
             Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
         };
-        let shortlist = table.codes.shortlist(&table.centre, &query_vector, limit);
+        let shortlist = vectors::shortlist(&table.codes, &table.centre, &query_vector, limit);
         let scored = self
             .index
             .vectors_of(&shortlist, &label)?

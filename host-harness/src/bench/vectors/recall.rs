@@ -4,7 +4,7 @@
 
 use memory_core::host::embedding::{dot, normalise};
 use memory_core::logic::vectors::{
-    best, recall_of, shortlist_sizes, Centre, CentreBuilder, CodeTable,
+    best, recall_of, shortlist, shortlist_sizes, Centre, CentreBuilder, CodeTable,
 };
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -96,7 +96,7 @@ pub fn measure(table: &[Vec<f32>], queries: &[Vec<f32>], ks: &[usize]) -> Value 
     })
 }
 
-/// What the vector leg does (the same `CodeTable::shortlist`), with
+/// What the vector leg does (the same `vectors::shortlist`), with
 /// `table` standing in for the index's exact vectors.
 fn shortlisted(
     centre: &Centre,
@@ -105,8 +105,7 @@ fn shortlisted(
     q: &[f32],
     k: usize,
 ) -> Vec<i64> {
-    let scored = codes
-        .shortlist(centre, q, k)
+    let scored = shortlist(codes, centre, q, k)
         .iter()
         .map(|&id| (id, dot(q, &table[id as usize])))
         .collect();

@@ -36,3 +36,15 @@ pub fn shortlist_sizes(k: usize) -> (usize, usize) {
         (k * EXACT_PER_RESULT).max(MIN_EXACT),
     )
 }
+
+/// The ids whose exact vectors a search for `k` results scores: the whole
+/// table when it is no larger than that, else the code scan's nearest
+/// re-ranked against the query's vector.
+pub fn shortlist(codes: &CodeTable, centre: &Centre, query: &[f32], k: usize) -> Vec<i64> {
+    let (scan, exact) = shortlist_sizes(k);
+    if codes.len() <= exact {
+        return codes.ids().to_vec();
+    }
+    let near = codes.nearest(&centre.code(query), scan);
+    codes.best_by(&QueryScorer::new(centre, query), &near, exact)
+}

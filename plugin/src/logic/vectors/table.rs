@@ -5,7 +5,7 @@
 //! ids, and a table is loaded in id order), so a changed entry is found by
 //! binary search and a sync's changes are merged in one pass.
 
-use super::codes::{hamming, Centre, QueryScorer};
+use super::codes::{hamming, QueryScorer};
 
 /// An entry's new code, or `None` when it no longer has one.
 pub type CodeChange = (i64, Option<Vec<u64>>);
@@ -124,18 +124,6 @@ impl CodeTable {
             self.ids.reserve_exact(more);
             self.codes.reserve_exact(more * self.words);
         }
-    }
-
-    /// The ids whose exact vectors a search for `k` results scores: the
-    /// whole table when it is no larger than that, else the code scan's
-    /// nearest re-ranked against the query's vector (`shortlist_sizes`).
-    pub fn shortlist(&self, centre: &Centre, query: &[f32], k: usize) -> Vec<i64> {
-        let (scan, exact) = super::shortlist_sizes(k);
-        if self.len() <= exact {
-            return self.ids.clone();
-        }
-        let near = self.nearest(&centre.code(query), scan);
-        self.best_by(&QueryScorer::new(centre, query), &near, exact)
     }
 
     /// The ids of the `n` codes nearest `query` by Hamming distance (all of
