@@ -38,6 +38,7 @@ const SHIPPED_INDEXES: &[(u32, &str, &str)] = &[
     (3, "15bd8fa", include_str!("shipped/index-03-15bd8fa.sql")),
     (4, "c3e8430", include_str!("shipped/index-04-c3e8430.sql")),
     (5, "45aaa8a", include_str!("shipped/index-05-45aaa8a.sql")),
+    (7, "a629646", include_str!("shipped/index-07-a629646.sql")),
 ];
 
 const LEDGER_LATEST: u32 = 10;

@@ -302,7 +302,7 @@ try {
   assert.equal(before.agentId, "main");
   assert.equal(before.status.workspaceDir, workspace);
   assert.equal(before.status.backend, "builtin");
-  assert.equal(before.component.schemaVersion, 7);
+  assert.equal(before.component.schemaVersion, 8);
   assert.equal(before.component.files, 0);
   assert.deepEqual(before.embedder, { provider: "openai-compatible", model: "fake-embed", dimensions: 64, maxBatch: 64 });
   console.log(`  status: ${before.component.files} files, ${before.component.filesStale} stale, embedder ${before.embedder.provider}/${before.embedder.model}`);

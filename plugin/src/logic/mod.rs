@@ -9,6 +9,7 @@ pub mod config;
 pub mod dream;
 pub mod inject;
 pub mod intents;
+pub mod lexical;
 pub mod provenance;
 pub mod recall;
 pub mod user;

@@ -109,11 +109,11 @@ impl Memory {
     fn retrieve(&mut self, query: &str, terms: &[String], per_leg: u32) -> Attempt<Retrieved> {
         let mut lexical: HashMap<i64, f64> = HashMap::new();
         let mut windows: Vec<(index::WindowSpan, f64)> = Vec::new();
-        if let Some(fts) = index::fts_query(terms, self.settings.fts_tokenizer) {
-            for hit in self.index.lexical(&fts, per_leg)? {
+        if !terms.is_empty() {
+            for hit in self.index.lexical(terms, per_leg)? {
                 lexical.insert(hit.id, hit.bm25);
             }
-            windows = self.index.lexical_windows(&fts, per_leg)?;
+            windows = self.index.lexical_windows(terms, per_leg)?;
         }
         let (vector, degraded) = self.vector_leg(query, per_leg as usize)?;
         Ok(Retrieved {

@@ -96,3 +96,15 @@ CREATE TABLE entry_codes (
   id   INTEGER PRIMARY KEY,      -- the entry's chunk id
   code BLOB NOT NULL             -- little-endian u64 words of sign bits
 );
+
+-- Each term of the full-text indexes (an FTS5 token, as indexed): how many
+-- rows of its table hold it, and once a search has needed them its impacts
+-- (logic::lexical::Impacts: the rows where it weighs most, and a bound for
+-- the rest), so a search settles its best rows without scoring every match.
+CREATE TABLE lexicon (
+  kind    TEXT NOT NULL CHECK (kind IN ('entry', 'window')),
+  term    BLOB NOT NULL,
+  rows    INTEGER NOT NULL,
+  impacts BLOB,
+  PRIMARY KEY (kind, term)
+) WITHOUT ROWID;

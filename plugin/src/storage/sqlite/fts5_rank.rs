@@ -11,15 +11,13 @@
 //! Result: minus the score, as FTS5's `bm25` (smaller is better).
 
 use super::ffi;
+use crate::logic::lexical::{idf, norm, score as bm25};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
 /// Low bits of a chunk id that hold the chunk's length in tokens.
 pub const LENGTH_BITS: u32 = 12;
 const LENGTH_MASK: i64 = (1 << LENGTH_BITS) - 1;
-
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
 
 /// The id of the `sequence`-th chunk of `tokens` tokens (capped at 4,095:
 /// beyond that, length normalisation hardly changes a score).
@@ -70,7 +68,7 @@ unsafe fn query_stats(
     check((api.xRowCount.unwrap())(fts, &mut rows))?;
     let mut tokens: i64 = 0;
     check((api.xColumnTotalSize.unwrap())(fts, -1, &mut tokens))?;
-    let mut idf = Vec::with_capacity(phrases);
+    let mut idfs = Vec::with_capacity(phrases);
     for phrase in 0..phrases {
         let mut hits: i64 = 0;
         check((api.xQueryPhrase.unwrap())(
@@ -79,15 +77,10 @@ unsafe fn query_stats(
             &mut hits as *mut i64 as *mut c_void,
             Some(count_row),
         ))?;
-        let n = rows as f64;
-        let h = hits as f64;
-        // As FTS5's bm25: a term in more than half of the rows would get a
-        // negative weight; it gets a tiny positive one instead.
-        let weight = ((n - h + 0.5) / (h + 0.5)).ln();
-        idf.push(if weight <= 0.0 { 1e-6 } else { weight });
+        idfs.push(idf(rows, hits));
     }
     let stats = Box::into_raw(Box::new(QueryStats {
-        idf,
+        idf: idfs,
         weights: args.iter().map(|v| ffi::sqlite3_value_double(*v)).collect(),
         avg_length: if rows > 0 {
             tokens as f64 / rows as f64
@@ -113,13 +106,16 @@ fn check(rc: c_int) -> Result<(), c_int> {
     }
 }
 
-unsafe fn score(
+/// The row's weighted frequency of each phrase (`frequency[i]` for phrase
+/// `i`; phrases past the slice are ignored): each instance adds its column's
+/// weight.
+unsafe fn weighted_frequencies(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    args: &[*mut ffi::sqlite3_value],
-) -> Result<f64, c_int> {
-    let stats = &mut *query_stats(api, fts, args)?;
-    stats.frequency.iter_mut().for_each(|f| *f = 0.0);
+    weights: &[f64],
+    frequency: &mut [f64],
+) -> Result<(), c_int> {
+    frequency.iter_mut().for_each(|f| *f = 0.0);
     let mut instances: c_int = 0;
     check((api.xInstCount.unwrap())(fts, &mut instances))?;
     for i in 0..instances {
@@ -131,19 +127,39 @@ unsafe fn score(
             &mut column,
             &mut offset,
         ))?;
-        let weight = stats.weights.get(column as usize).copied().unwrap_or(1.0);
-        if let Some(f) = stats.frequency.get_mut(phrase as usize) {
+        let weight = weights.get(column as usize).copied().unwrap_or(1.0);
+        if let Some(f) = frequency.get_mut(phrase as usize) {
             *f += weight;
         }
     }
+    Ok(())
+}
+
+unsafe fn score(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+) -> Result<f64, c_int> {
+    let stats = &mut *query_stats(api, fts, args)?;
+    weighted_frequencies(api, fts, &stats.weights, &mut stats.frequency)?;
     let length = length_of_rowid((api.xRowid.unwrap())(fts)) as f64;
-    let norm = K1 * (1.0 - B + B * length / stats.avg_length);
-    Ok(stats
-        .idf
-        .iter()
-        .zip(&stats.frequency)
-        .map(|(idf, f)| idf * (f * (K1 + 1.0)) / (f + norm))
-        .sum())
+    Ok(bm25(
+        &stats.idf,
+        &stats.frequency,
+        norm(length, stats.avg_length),
+    ))
+}
+
+/// An auxiliary function's arguments after the table, as a slice.
+unsafe fn arguments<'a>(
+    args: *mut *mut ffi::sqlite3_value,
+    n_args: c_int,
+) -> &'a [*mut ffi::sqlite3_value] {
+    if args.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(args, n_args.max(0) as usize)
+    }
 }
 
 unsafe extern "C" fn memory_bm25(
@@ -154,55 +170,71 @@ unsafe extern "C" fn memory_bm25(
     args: *mut *mut ffi::sqlite3_value,
 ) {
     let api = &*api;
-    let args = if args.is_null() {
-        &[][..]
-    } else {
-        std::slice::from_raw_parts(args, n_args.max(0) as usize)
-    };
+    let args = arguments(args, n_args);
     match score(api, fts, args) {
         Ok(s) => ffi::sqlite3_result_double(ctx, -s),
         Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
     }
 }
 
-/// Registers `memory_bm25` on a connection (FTS5 functions are per
-/// connection).
+/// Registers `memory_bm25` and `memory_frequency` on a connection (FTS5
+/// functions are per connection).
 ///
 /// # Safety
 /// `db` must be an open connection.
 pub(super) unsafe fn register(db: *mut ffi::sqlite3) -> Result<(), String> {
-    const NAME: &CStr = c"memory_bm25";
-    unsafe {
-        let mut stmt = ptr::null_mut();
-        let rc = ffi::sqlite3_prepare_v2(
-            db,
-            c"SELECT fts5(?1)".as_ptr(),
-            -1,
-            &mut stmt,
+    let api = super::fts5_tokens::api(db)?;
+    let Some(create) = api.as_ref().xCreateFunction else {
+        return Err("FTS5 is not available (no fts5_api)".into());
+    };
+    let functions: [(&CStr, Fts5Function); 2] = [
+        (c"memory_bm25", memory_bm25),
+        (c"memory_frequency", memory_frequency),
+    ];
+    for (name, function) in functions {
+        let rc = create(
+            api.as_ptr(),
+            name.as_ptr(),
             ptr::null_mut(),
-        );
-        if rc != ffi::SQLITE_OK {
-            return Err(format!("FTS5 is not available (prepare: {rc})"));
-        }
-        let mut api: *mut ffi::fts5_api = ptr::null_mut();
-        ffi::sqlite3_bind_pointer(
-            stmt,
-            1,
-            &mut api as *mut *mut ffi::fts5_api as *mut c_void,
-            c"fts5_api_ptr".as_ptr(),
+            Some(function),
             None,
         );
-        ffi::sqlite3_step(stmt);
-        ffi::sqlite3_finalize(stmt);
-        let Some(create) = api.as_ref().and_then(|a| a.xCreateFunction) else {
-            return Err("FTS5 is not available (no fts5_api)".into());
-        };
-        let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(memory_bm25), None);
         if rc != ffi::SQLITE_OK {
-            return Err(format!("cannot register memory_bm25: {rc}"));
+            return Err(format!("cannot register {name:?}: {rc}"));
         }
     }
     Ok(())
+}
+
+type Fts5Function = unsafe extern "C" fn(
+    *const ffi::Fts5ExtensionApi,
+    *mut ffi::Fts5Context,
+    *mut ffi::sqlite3_context,
+    c_int,
+    *mut *mut ffi::sqlite3_value,
+);
+
+/// `memory_frequency(table, weights…)`: the weighted frequency of the
+/// query's first phrase in the row, the `f` of `memory_bm25` (for the
+/// lexicon's impact lists).
+unsafe extern "C" fn memory_frequency(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_args: c_int,
+    args: *mut *mut ffi::sqlite3_value,
+) {
+    let weights: Vec<f64> = arguments(args, n_args)
+        .iter()
+        .map(|v| ffi::sqlite3_value_double(*v))
+        .collect();
+    let api = &*api;
+    let mut first = [0.0];
+    let frequency = weighted_frequencies(api, fts, &weights, &mut first).map(|()| first[0]);
+    match frequency {
+        Ok(f) => ffi::sqlite3_result_double(ctx, f),
+        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod error;
 mod ffi;
 pub mod fts5_rank;
+pub mod fts5_tokens;
 #[cfg(target_arch = "wasm32")]
 mod host_hooks;
 pub mod migrate;
@@ -172,6 +173,14 @@ impl Connection {
     pub fn register_fts5_rank(&self) -> Result<(), DbError> {
         // SAFETY: `self.db` is open for as long as `self` lives.
         unsafe { fts5_rank::register(self.db.as_ptr()) }.map_err(DbError::misuse)
+    }
+
+    /// The FTS5 tokenizer of a `tokenize = '…'` spec, on this connection.
+    /// It must be dropped before the connection (declare it first).
+    pub fn tokenizer(&self, spec: &str) -> Result<fts5_tokens::Tokenizer, DbError> {
+        // SAFETY: `self.db` is open; the caller keeps the tokenizer no
+        // longer than the connection.
+        unsafe { fts5_tokens::Tokenizer::new(self.db.as_ptr(), spec) }.map_err(DbError::misuse)
     }
 
     /// Runs every statement in `sql` in order, without parameters.

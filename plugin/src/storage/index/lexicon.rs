@@ -1,0 +1,419 @@
+//! The lexicon beside the full-text indexes: for each term FTS5 indexed, how
+//! many rows hold it, and once a search has needed them, its impacts (the
+//! rows where it weighs most; `logic::lexical`). With them a search settles
+//! its best rows from a few lists instead of scoring every match, and falls
+//! back to FTS5's full scoring when the lists cannot settle it.
+//!
+//! Terms are FTS5's own tokens (its tokenizer is called, Porter stemming
+//! included), so the lexicon counts exactly what FTS5 matches. Writes are
+//! gathered per transaction and applied before it commits; a rolled-back
+//! transaction's are discarded with it.
+
+use crate::logic::lexical::{self, Impacts, Phrase, Posting, TermChanges, TopK};
+use crate::storage::sqlite::fts5_rank::length_of_rowid;
+use crate::storage::sqlite::fts5_tokens::{Purpose, Tokenizer};
+use crate::storage::sqlite::{Connection, DbError, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Rows a term's list keeps in full when it is built (up to twice as many
+/// as rows are added; the weakest then go to the frontier).
+pub const KEEP: usize = 2048;
+
+/// Rows whose frequencies are not in the lists that a search may read and
+/// tokenize before it leaves the scoring to FTS5.
+fn score_budget(k: usize) -> usize {
+    4 * k + 64
+}
+
+/// The full-text tables the lexicon covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FtsTable {
+    Entries,
+    Windows,
+}
+
+impl FtsTable {
+    pub fn name(self) -> &'static str {
+        match self {
+            FtsTable::Entries => "entries_fts",
+            FtsTable::Windows => "windows_fts",
+        }
+    }
+
+    /// The `kind` its lexicon rows are stored under.
+    fn kind(self) -> &'static str {
+        match self {
+            FtsTable::Entries => "entry",
+            FtsTable::Windows => "window",
+        }
+    }
+
+    /// Each column's weight in BM25: an entry's body outweighs the heading
+    /// it sits under.
+    pub fn weights(self) -> &'static [f64] {
+        match self {
+            FtsTable::Entries => &[1.0, 0.25],
+            FtsTable::Windows => &[1.0],
+        }
+    }
+
+    /// The weights as `memory_bm25`'s arguments.
+    pub fn weight_args(self) -> String {
+        self.weights()
+            .iter()
+            .map(|w| format!("{w:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+pub struct Lexicon {
+    tokenizer: Tokenizer,
+    /// Rows a list keeps in full ([`KEEP`]; smaller in tests, to exercise
+    /// the frontier on small corpora).
+    pub(super) keep: usize,
+    /// Changes not yet applied, by table and term.
+    pending: RefCell<HashMap<(FtsTable, Vec<u8>), TermChanges>>,
+}
+
+impl Lexicon {
+    pub fn new(tokenizer: Tokenizer) -> Lexicon {
+        Lexicon {
+            tokenizer,
+            keep: KEEP,
+            pending: RefCell::default(),
+        }
+    }
+
+    /// A row written to a full-text table, with its columns as given to it.
+    pub fn row_added(&self, table: FtsTable, row: i64, columns: &[&str]) -> Result<(), DbError> {
+        let length = length_of_rowid(row) as u16;
+        let mut pending = self.pending.borrow_mut();
+        for (term, frequency) in self.frequencies(table, columns)? {
+            pending
+                .entry((table, term))
+                .or_default()
+                .added
+                .push(Posting {
+                    row,
+                    frequency: frequency as f32,
+                    length,
+                });
+        }
+        Ok(())
+    }
+
+    /// A row removed from a full-text table, with the columns it had.
+    pub fn row_removed(&self, table: FtsTable, row: i64, columns: &[&str]) -> Result<(), DbError> {
+        let mut pending = self.pending.borrow_mut();
+        for (term, _) in self.frequencies(table, columns)? {
+            pending.entry((table, term)).or_default().removed.push(row);
+        }
+        Ok(())
+    }
+
+    /// Forgets changes whose transaction was rolled back.
+    pub fn discard(&self) {
+        self.pending.borrow_mut().clear();
+    }
+
+    /// Applies the gathered changes (inside the transaction that made them).
+    pub fn flush(&self, conn: &Connection) -> Result<(), DbError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut averages: HashMap<FtsTable, f64> = HashMap::new();
+        for ((table, term), changes) in pending {
+            let (rows, stored) = conn
+                .query_row(
+                    "INSERT INTO lexicon (kind, term, rows) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (kind, term) DO UPDATE SET rows = rows + excluded.rows \
+                     RETURNING rows, impacts",
+                    &[
+                        Value::Text(table.kind()),
+                        Value::Blob(&term),
+                        Value::Integer(changes.row_delta()),
+                    ],
+                    |r| Ok((r.get_i64(0), r.get_blob(1))),
+                )?
+                .unwrap_or_default();
+            let key = [Value::Text(table.kind()), Value::Blob(&term)];
+            if rows <= 0 {
+                conn.execute("DELETE FROM lexicon WHERE kind = ?1 AND term = ?2", &key)?;
+                continue;
+            }
+            if stored.is_empty() {
+                continue;
+            }
+            // A list that cannot be read is dropped: the next search that
+            // needs it builds it again.
+            let updated = Impacts::decode(&stored).map(|mut impacts| {
+                let avg = match averages.get(&table) {
+                    Some(&avg) => avg,
+                    None => {
+                        let avg = totals(conn, table)?.1;
+                        averages.insert(table, avg);
+                        avg
+                    }
+                };
+                changes.apply(&mut impacts, avg, self.keep);
+                Ok::<_, DbError>(impacts.encode())
+            });
+            let blob = updated.transpose()?;
+            conn.execute(
+                "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
+                &[
+                    key[0],
+                    key[1],
+                    blob.as_deref().map_or(Value::Null, Value::Blob),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The `k` best rows of `table` for an OR of `phrases`, best first with
+    /// their BM25 scores, as `memory_bm25` would rank them; `None` when the
+    /// lists cannot settle it (the caller then asks FTS5).
+    pub fn top_k(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        phrases: &[String],
+        k: usize,
+    ) -> Result<Option<Vec<(i64, f64)>>, DbError> {
+        if !self.pending.borrow().is_empty() {
+            return Ok(None);
+        }
+        // Each phrase must be one token (a phrase of several is matched by
+        // position, which the lists do not hold).
+        let mut tokens: Vec<Option<Vec<u8>>> = Vec::with_capacity(phrases.len());
+        for phrase in phrases {
+            let mut found = self.tokenize(phrase, Purpose::Query)?;
+            match found.len() {
+                0 => tokens.push(None),
+                1 => tokens.push(found.pop()),
+                _ => return Ok(None),
+            }
+        }
+        let (rows, avg) = totals(conn, table)?;
+        let mut terms: HashMap<&[u8], (i64, Option<Impacts>)> = HashMap::new();
+        for (phrase, token) in phrases.iter().zip(&tokens) {
+            let Some(token) = token else { continue };
+            if terms.contains_key(token.as_slice()) {
+                continue;
+            }
+            let (count, impacts) = self.term(conn, table, token, phrase, avg)?;
+            let Some(impacts) = impacts.or((count == 0).then(Impacts::default)) else {
+                return Ok(None);
+            };
+            terms.insert(token, (count, Some(impacts).filter(|_| count > 0)));
+        }
+        let view: Vec<Phrase> = tokens
+            .iter()
+            .map(
+                |token| match token.as_ref().and_then(|t| terms.get(t.as_slice())) {
+                    Some((count, impacts)) => Phrase {
+                        idf: lexical::idf(rows, *count),
+                        impacts: impacts.as_ref(),
+                    },
+                    None => Phrase {
+                        idf: lexical::idf(rows, 0),
+                        impacts: None,
+                    },
+                },
+            )
+            .collect();
+        let idfs: Vec<f64> = view.iter().map(|p| p.idf).collect();
+        let length_of = |row: i64| length_of_rowid(row) as f64;
+        let mut scored: HashMap<i64, f64> = HashMap::new();
+        loop {
+            match lexical::plan(&view, avg, k, length_of, &scored) {
+                TopK::Settled(best) => return Ok(Some(best)),
+                TopK::Unsettled => return Ok(None),
+                // Reading and tokenizing rows one by one soon costs more
+                // than FTS5's own walk: past the budget, FTS5 scores it.
+                TopK::Score(rows) if scored.len() + rows.len() > score_budget(k) => {
+                    return Ok(None)
+                }
+                TopK::Score(rows) => {
+                    for (row, columns) in self.columns_of(conn, table, &rows)? {
+                        let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+                        let counts = self.frequencies(table, &refs)?;
+                        let f: Vec<f64> = tokens
+                            .iter()
+                            .map(|t| {
+                                t.as_ref()
+                                    .and_then(|t| counts.get(t))
+                                    .copied()
+                                    .unwrap_or(0.0)
+                            })
+                            .collect();
+                        let norm = lexical::norm(length_of(row), avg);
+                        scored.insert(row, lexical::score(&idfs, &f, norm));
+                    }
+                    // A row that has gone cannot be scored: leave it to FTS5.
+                    if rows.iter().any(|r| !scored.contains_key(r)) {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A term's row count and impacts, building the impacts from FTS5 (one
+    /// walk of the term's rows) when none are kept or they are worn down.
+    /// `None` impacts: the walk disagreed with the count.
+    fn term(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        token: &[u8],
+        phrase: &str,
+        avg: f64,
+    ) -> Result<(i64, Option<Impacts>), DbError> {
+        let key = [Value::Text(table.kind()), Value::Blob(token)];
+        let (count, stored) = conn
+            .query_row(
+                "SELECT rows, impacts FROM lexicon WHERE kind = ?1 AND term = ?2",
+                &key,
+                |r| Ok((r.get_i64(0), r.get_blob(1))),
+            )?
+            .unwrap_or_default();
+        if count == 0 {
+            return Ok((0, None));
+        }
+        if let Some(impacts) = Impacts::decode(&stored).filter(|i| !i.is_worn(self.keep)) {
+            return Ok((count, Some(impacts)));
+        }
+        let name = table.name();
+        let postings = conn.query(
+            &format!(
+                "SELECT rowid, memory_frequency({name}, {}) FROM {name} WHERE {name} MATCH ?1",
+                table.weight_args()
+            ),
+            &[Value::Text(&format!("\"{}\"", phrase.replace('"', "\"\"")))],
+            |r| {
+                let row = r.get_i64(0);
+                Ok(Posting {
+                    row,
+                    frequency: r.get_f64(1) as f32,
+                    length: length_of_rowid(row) as u16,
+                })
+            },
+        )?;
+        if postings.len() as i64 != count {
+            return Ok((count, None));
+        }
+        let impacts = Impacts::build(postings, avg, self.keep);
+        // Kept for the next search; a read-only index just goes without.
+        let _ = conn.execute(
+            "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
+            &[key[0], key[1], Value::Blob(&impacts.encode())],
+        );
+        Ok((count, Some(impacts)))
+    }
+
+    /// The columns each row was indexed with.
+    fn columns_of(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        rows: &[i64],
+    ) -> Result<Vec<(i64, Vec<String>)>, DbError> {
+        let list = serde_json::to_string(rows).unwrap_or_else(|_| "[]".into());
+        conn.query(
+            "SELECT id, text, coalesce(heading, '') FROM chunks \
+             WHERE id IN (SELECT value FROM json_each(?1))",
+            &[Value::Text(&list)],
+            |r| {
+                let mut columns = vec![r.get_text(1)];
+                if table == FtsTable::Entries {
+                    columns.push(r.get_text(2));
+                }
+                Ok((r.get_i64(0), columns))
+            },
+        )
+    }
+
+    pub fn tokenize(&self, text: &str, purpose: Purpose) -> Result<Vec<Vec<u8>>, DbError> {
+        self.tokenizer
+            .tokenize(text, purpose)
+            .map_err(|rc| DbError::misuse(format!("the FTS5 tokenizer failed ({rc})")))
+    }
+
+    /// Each term's weighted frequency in a row's columns.
+    fn frequencies(
+        &self,
+        table: FtsTable,
+        columns: &[&str],
+    ) -> Result<HashMap<Vec<u8>, f64>, DbError> {
+        let mut tokenized: Vec<(Vec<Vec<u8>>, f64)> = Vec::with_capacity(columns.len());
+        for (text, &weight) in columns.iter().zip(table.weights()) {
+            tokenized.push((self.tokenize(text, Purpose::Document)?, weight));
+        }
+        let counts = lexical::frequencies(
+            tokenized
+                .iter()
+                .map(|(tokens, w)| (tokens.iter().map(Vec::as_slice).collect(), *w)),
+        );
+        Ok(counts.into_iter().map(|(t, f)| (t.to_vec(), f)).collect())
+    }
+}
+
+/// A full-text table's row count and average row length in tokens, from
+/// FTS5's averages record (the numbers `memory_bm25` reads through
+/// `xRowCount` and `xColumnTotalSize`).
+fn totals(conn: &Connection, table: FtsTable) -> Result<(i64, f64), DbError> {
+    let record = conn
+        .query_row(
+            &format!("SELECT block FROM {}_data WHERE id = 1", table.name()),
+            &[],
+            |r| Ok(r.get_blob(0)),
+        )?
+        .unwrap_or_default();
+    let mut values = Vec::new();
+    let mut at = 0;
+    while let Some((value, used)) = varint(&record[at..]) {
+        values.push(value as i64);
+        at += used;
+    }
+    let rows = values.first().copied().unwrap_or(0);
+    let tokens: i64 = values.iter().skip(1).sum();
+    let avg = if rows > 0 {
+        tokens as f64 / rows as f64
+    } else {
+        1.0
+    };
+    Ok((rows, avg))
+}
+
+/// One of SQLite's varints (big-endian 7-bit groups; a ninth byte gives
+/// all 8 bits): the value and the bytes it took.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value: u64 = 0;
+    for i in 0..9 {
+        let byte = *bytes.get(i)?;
+        if i == 8 {
+            return Some(((value << 8) | byte as u64, 9));
+        }
+        value = (value << 7) | (byte & 0x7f) as u64;
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_sqlite_writes_them() {
+        assert_eq!(varint(&[0x05]), Some((5, 1)));
+        assert_eq!(varint(&[0x81, 0x00]), Some((128, 2)));
+        assert_eq!(varint(&[0xff, 0x7f]), Some((16383, 2)));
+        assert_eq!(varint(&[0x81]), None);
+        assert_eq!(varint(&[0xff; 9]), Some((u64::MAX, 9)));
+    }
+}
