@@ -21,9 +21,13 @@ use std::collections::HashMap;
 pub const KEEP: usize = 2048;
 
 /// Rows whose frequencies are not in the lists that a search may read and
-/// tokenize before it leaves the scoring to FTS5.
-fn score_budget(k: usize) -> usize {
-    4 * k + 64
+/// tokenize before it scores the complete lists instead. Windows are long
+/// (hundreds of tokens): the complete lists are cheaper from the start.
+fn score_budget(table: FtsTable, k: usize) -> usize {
+    match table {
+        FtsTable::Entries => 4 * k + 64,
+        FtsTable::Windows => 0,
+    }
 }
 
 /// The full-text tables the lexicon covers.
@@ -73,6 +77,8 @@ pub struct Lexicon {
     /// Rows a list keeps in full ([`KEEP`]; smaller in tests, to exercise
     /// the frontier on small corpora).
     pub(super) keep: usize,
+    /// Postings per stored block ([`lexical::BLOCK`]; smaller in tests).
+    pub(super) block: usize,
     /// Changes not yet applied, by table and term.
     pending: RefCell<HashMap<(FtsTable, Vec<u8>), TermChanges>>,
 }
@@ -82,6 +88,7 @@ impl Lexicon {
         Lexicon {
             tokenizer,
             keep: KEEP,
+            block: lexical::BLOCK,
             pending: RefCell::default(),
         }
     }
@@ -139,6 +146,7 @@ impl Lexicon {
             let key = [Value::Text(table.kind()), Value::Blob(&term)];
             if rows <= 0 {
                 conn.execute("DELETE FROM lexicon WHERE kind = ?1 AND term = ?2", &key)?;
+                conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
                 continue;
             }
             if stored.is_empty() {
@@ -158,7 +166,13 @@ impl Lexicon {
                 changes.apply(&mut impacts, avg, self.keep);
                 Ok::<_, DbError>(impacts.encode())
             });
-            let blob = updated.transpose()?;
+            let mut blob = updated.transpose()?;
+            if blob.is_some() && !update_blocks(conn, table, &term, &changes, self.block)? {
+                blob = None;
+            }
+            if blob.is_none() {
+                conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
+            }
             conn.execute(
                 "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
                 &[
@@ -229,12 +243,10 @@ impl Lexicon {
         loop {
             match lexical::plan(&view, avg, k, length_of, &scored) {
                 TopK::Settled(best) => return Ok(Some(best)),
-                TopK::Unsettled => return Ok(None),
+                TopK::Unsettled => break,
                 // Reading and tokenizing rows one by one soon costs more
-                // than FTS5's own walk: past the budget, FTS5 scores it.
-                TopK::Score(rows) if scored.len() + rows.len() > score_budget(k) => {
-                    return Ok(None)
-                }
+                // than scoring the complete lists.
+                TopK::Score(rows) if scored.len() + rows.len() > score_budget(table, k) => break,
                 TopK::Score(rows) => {
                     for (row, columns) in self.columns_of(conn, table, &rows)? {
                         let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
@@ -258,6 +270,26 @@ impl Lexicon {
                 }
             }
         }
+        // The lists cannot settle it: every posting of the complete lists.
+        let mut lists: HashMap<&[u8], Vec<Posting>> = HashMap::new();
+        for (token, (count, _)) in &terms {
+            if *count == 0 {
+                continue;
+            }
+            match self.postings(conn, table, token, *count)? {
+                Some(postings) => lists.insert(token, postings),
+                None => return Ok(None),
+            };
+        }
+        let phrases: Vec<(f64, &[Posting])> = tokens
+            .iter()
+            .zip(&idfs)
+            .map(|(token, &idf)| {
+                let list = token.as_ref().and_then(|t| lists.get(t.as_slice()));
+                (idf, list.map_or(&[][..], Vec::as_slice))
+            })
+            .collect();
+        Ok(Some(lexical::score_all(&phrases, avg, k)))
     }
 
     /// A term's row count and impacts, building the impacts from FTS5 (one
@@ -304,13 +336,43 @@ impl Lexicon {
         if postings.len() as i64 != count {
             return Ok((count, None));
         }
-        let impacts = Impacts::build(postings, avg, self.keep);
-        // Kept for the next search; a read-only index just goes without.
-        let _ = conn.execute(
-            "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
-            &[key[0], key[1], Value::Blob(&impacts.encode())],
-        );
-        Ok((count, Some(impacts)))
+        // Kept for the next search (the impacts, and the complete list in
+        // blocks); a read-only index just goes without.
+        let _ = conn.transaction(|| {
+            conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
+            for block in postings.chunks(self.block) {
+                insert_block(conn, table, token, block)?;
+            }
+            let impacts = Impacts::build(postings.clone(), avg, self.keep);
+            conn.execute(
+                "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
+                &[key[0], key[1], Value::Blob(&impacts.encode())],
+            )
+        });
+        Ok((count, Some(Impacts::build(postings, avg, self.keep))))
+    }
+
+    /// A term's complete list, from its blocks; `None` when they are
+    /// missing, damaged or disagree with its row count.
+    pub(super) fn postings(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        token: &[u8],
+        count: i64,
+    ) -> Result<Option<Vec<Posting>>, DbError> {
+        let blocks = conn.query(
+            "SELECT block FROM postings WHERE kind = ?1 AND term = ?2 ORDER BY first",
+            &[Value::Text(table.kind()), Value::Blob(token)],
+            |r| Ok(r.get_blob(0)),
+        )?;
+        let mut postings = Vec::with_capacity(count.max(0) as usize);
+        for block in &blocks {
+            if lexical::decode_block(block, &mut postings).is_none() {
+                return Ok(None);
+            }
+        }
+        Ok((postings.len() as i64 == count).then_some(postings))
     }
 
     /// The columns each row was indexed with.
@@ -358,6 +420,111 @@ impl Lexicon {
         );
         Ok(counts.into_iter().map(|(t, f)| (t.to_vec(), f)).collect())
     }
+}
+
+fn insert_block(
+    conn: &Connection,
+    table: FtsTable,
+    term: &[u8],
+    block: &[Posting],
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO postings (kind, term, first, block) VALUES (?1, ?2, ?3, ?4)",
+        &[
+            Value::Text(table.kind()),
+            Value::Blob(term),
+            Value::Integer(block[0].row),
+            Value::Blob(&lexical::encode_block(block)),
+        ],
+    )?;
+    Ok(())
+}
+
+/// A block's first row and its postings (`None`: the block cannot be read).
+type BlockAt = (i64, Option<Vec<Posting>>);
+
+/// The block holding `row` (the last block starting at or before it):
+/// its first row and postings. `None` inside: a block that cannot be read.
+fn block_at(
+    conn: &Connection,
+    table: FtsTable,
+    term: &[u8],
+    row: i64,
+) -> Result<Option<BlockAt>, DbError> {
+    conn.query_row(
+        "SELECT first, block FROM postings WHERE kind = ?1 AND term = ?2 AND first <= ?3 \
+         ORDER BY first DESC LIMIT 1",
+        &[
+            Value::Text(table.kind()),
+            Value::Blob(term),
+            Value::Integer(row),
+        ],
+        |r| {
+            let mut postings = Vec::new();
+            let read = lexical::decode_block(&r.get_blob(1), &mut postings);
+            Ok((r.get_i64(0), read.map(|()| postings)))
+        },
+    )
+}
+
+/// Applies a term's changes to its blocks: removed rows taken out of the
+/// blocks holding them, added rows (always past the last) appended to the
+/// last block, split at `block_size`. `false`: a block could not be
+/// read (the caller drops the term's lists, rebuilt when next needed).
+fn update_blocks(
+    conn: &Connection,
+    table: FtsTable,
+    term: &[u8],
+    changes: &TermChanges,
+    block_size: usize,
+) -> Result<bool, DbError> {
+    let replace = |first: i64, postings: &[Posting]| -> Result<(), DbError> {
+        conn.execute(
+            "DELETE FROM postings WHERE kind = ?1 AND term = ?2 AND first = ?3",
+            &[
+                Value::Text(table.kind()),
+                Value::Blob(term),
+                Value::Integer(first),
+            ],
+        )?;
+        for block in postings.chunks(block_size) {
+            insert_block(conn, table, term, block)?;
+        }
+        Ok(())
+    };
+    let mut removed = changes.removed.clone();
+    removed.sort_unstable();
+    let mut i = 0;
+    while i < removed.len() {
+        let Some((first, postings)) = block_at(conn, table, term, removed[i])? else {
+            i += 1;
+            continue;
+        };
+        let Some(mut postings) = postings else {
+            return Ok(false);
+        };
+        let last = postings.last().map_or(first, |p| p.row);
+        let end = i + removed[i..].partition_point(|&r| r <= last);
+        let gone = &removed[i..end.max(i + 1)];
+        postings.retain(|p| gone.binary_search(&p.row).is_err());
+        replace(first, &postings)?;
+        i = end.max(i + 1);
+    }
+    if let Some(added_first) = changes.added.iter().map(|p| p.row).min() {
+        let (first, mut tail) = match block_at(conn, table, term, i64::MAX)? {
+            Some((first, Some(postings))) => (Some(first), postings),
+            Some((_, None)) => return Ok(false),
+            None => (None, Vec::new()),
+        };
+        tail.extend(changes.added.iter().copied());
+        tail.sort_by_key(|p| p.row);
+        tail.dedup_by_key(|p| p.row);
+        match first {
+            Some(first) => replace(first, &tail)?,
+            None => replace(added_first, &tail)?,
+        }
+    }
+    Ok(true)
 }
 
 /// A full-text table's row count and average row length in tokens, from

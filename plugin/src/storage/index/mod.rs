@@ -44,6 +44,7 @@ const INDEX_TABLES: &[&str] = &[
     "code_centre",
     "entry_codes",
     "lexicon",
+    "postings",
 ];
 
 /// Tables of earlier schema versions, dropped when the index is rebuilt.
@@ -1611,13 +1612,14 @@ mod tests {
             "ops",
             "4773",
         ];
-        let mut settled = 0;
+        let (mut settled, mut checked_blocks) = (0, 0);
         for seed in 1..=9u64 {
             let dir = tempfile::tempdir().unwrap();
             let (mut index, _) =
                 Index::open(&dir.path().join("i.sqlite"), FtsTokenizer::Unicode61).unwrap();
             // Short lists, so that most terms keep a frontier.
             index.lexicon.as_mut().unwrap().keep = [4, 16, 64][seed as usize % 3];
+            index.lexicon.as_mut().unwrap().block = [3, 8, 512][seed as usize % 3];
             let mut state = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
             let mut next = move |n: u64| {
                 state ^= state << 13;
@@ -1712,12 +1714,47 @@ mod tests {
                         .unwrap()
                         .unwrap_or(0);
                     assert_eq!(kept, rows(table), "{word} in {table}");
+                    // A term's blocks, where a search built them, hold every
+                    // row FTS5 has for it.
+                    let fts = if kind == "entry" {
+                        FtsTable::Entries
+                    } else {
+                        FtsTable::Windows
+                    };
+                    let has_impacts = index
+                        .conn
+                        .query_row(
+                            "SELECT impacts IS NOT NULL FROM lexicon WHERE kind = ?1 AND term = ?2",
+                            &[Value::Text(kind), Value::Blob(&token)],
+                            |r| Ok(r.get_i64(0) == 1),
+                        )
+                        .unwrap()
+                        .unwrap_or(false);
+                    if has_impacts {
+                        let blocks = lexicon.postings(&index.conn, fts, &token, kept).unwrap();
+                        let blocks = blocks.unwrap_or_else(|| panic!("{word}: blocks lost"));
+                        let walked = index
+                            .conn
+                            .query(
+                                &format!("SELECT rowid FROM {table} WHERE {table} MATCH ?1"),
+                                &[Value::Text(&format!("\"{word}\""))],
+                                |r| Ok(r.get_i64(0)),
+                            )
+                            .unwrap();
+                        let rows: Vec<i64> = blocks.iter().map(|p| p.row).collect();
+                        assert_eq!(rows, walked, "{word} in {table}");
+                        checked_blocks += 1;
+                    }
                 }
             }
         }
         assert!(
-            settled > 600,
-            "the lists settled only {settled} of 1,800 searches"
+            settled > 1700,
+            "the lexicon answered only {settled} of 1,800 searches"
+        );
+        assert!(
+            checked_blocks > 100,
+            "{checked_blocks} lists of blocks checked"
         );
     }
 }

@@ -108,3 +108,15 @@ CREATE TABLE lexicon (
   impacts BLOB,
   PRIMARY KEY (kind, term)
 ) WITHOUT ROWID;
+
+-- The complete row list of each term that has impacts, in blocks of up to
+-- 512 postings (logic::lexical::encode_block), keyed by their first row: a
+-- search the impacts cannot settle scores every posting from here instead
+-- of through FTS5.
+CREATE TABLE postings (
+  kind  TEXT NOT NULL CHECK (kind IN ('entry', 'window')),
+  term  BLOB NOT NULL,
+  first INTEGER NOT NULL,
+  block BLOB NOT NULL,
+  PRIMARY KEY (kind, term, first)
+) WITHOUT ROWID;
