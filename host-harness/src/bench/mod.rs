@@ -100,6 +100,10 @@ fn round3(x: f64) -> f64 {
     (x * 1_000.0).round() / 1_000.0
 }
 
+fn mib(bytes: u64) -> f64 {
+    round3(bytes as f64 / (1024.0 * 1024.0))
+}
+
 /// Writes the dreaming workspace: `entries` daily-note entries of ten words
 /// from a vocabulary of a thousand, spread over 100 daily notes (the last
 /// 100 days before 2026-12-02), each with a unique tag word `zqN` so a
@@ -315,7 +319,8 @@ pub struct SuiteLoad {
 /// (recorded as recalls), bootstrap, lane 1 with armed intents, a dreaming
 /// sweep over the recalls the searches left, cold start (a new subject over
 /// the same workspace, its index opened, the session-start bootstrap) and
-/// peak guest memory. `changed_file` gets one line appended between the
+/// peak guest memory (and the memory after indexing and after the
+/// searches, to tell which phase set it). `changed_file` gets one line appended between the
 /// no-op re-sync and the next one.
 pub fn suite(
     open: &mut dyn FnMut() -> anyhow::Result<Subject>,
@@ -334,6 +339,9 @@ pub fn suite(
     text.push_str("- A new line about the harbour crane schedule.\n");
     std::fs::write(changed_file, text)?;
     let one_changed = timed(|| subject.sync(false))?;
+    // Linear memory only grows: its size after each phase says which
+    // phase set the peak.
+    let after_index = subject.peak_memory_bytes();
     let mut search_times = Vec::new();
     let mut hits = 0usize;
     for query in queries {
@@ -355,6 +363,7 @@ pub fn suite(
         subject.search(&query, None, Turn::Owner, now_ms)?;
         after_write_times.push(ms_since(started));
     }
+    let after_search = subject.peak_memory_bytes();
     let mut bootstrap_times = Vec::new();
     for _ in 0..load.bootstraps {
         bootstrap_times.push(timed(|| subject.bootstrap(now_ms))?);
@@ -394,7 +403,9 @@ pub fn suite(
         "dream_recall_records": sweep.candidates,
         "dream_promoted": sweep.promoted,
         "cold_start_median_ms": round3(cold_start_median),
-        "peak_guest_memory_mib": peak.map(|b| round3(b as f64 / (1024.0 * 1024.0))),
+        "peak_guest_memory_mib": peak.map(mib),
+        "guest_memory_after_index_mib": after_index.map(mib),
+        "guest_memory_after_searches_mib": after_search.map(mib),
     });
     merge(&mut figures, more);
     Ok(figures)

@@ -90,6 +90,32 @@ pub struct Impacts {
 }
 
 impl Impacts {
+    /// [`Impacts::build`] from a borrowed list (in row order), copying only
+    /// what it keeps.
+    pub fn build_from(postings: &[Posting], avg_length: f64, keep: usize) -> Impacts {
+        if postings.len() <= keep {
+            return Impacts::build(postings.to_vec(), avg_length, keep);
+        }
+        let strength = |p: &Posting| p.saturation(avg_length);
+        // The keep-th strongest (ties: the newer row), found on a copy of
+        // the strengths alone.
+        let mut ranked: Vec<(f64, i64)> = postings.iter().map(|p| (strength(p), p.row)).collect();
+        let strongest_first =
+            |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+        ranked.select_nth_unstable_by(keep - 1, strongest_first);
+        let cut = ranked[keep - 1];
+        drop(ranked);
+        let mut impacts = Impacts::default();
+        for p in postings {
+            if strongest_first(&(strength(p), p.row), &cut).is_le() {
+                impacts.best.push(*p);
+            } else {
+                impacts.add_to_rest(p.frequency, p.length);
+            }
+        }
+        impacts
+    }
+
     /// From every posting of a term: the `keep` strongest at this average
     /// length (ties: the newer row) in full, the frontier of the others.
     pub fn build(mut postings: Vec<Posting>, avg_length: f64, keep: usize) -> Impacts {
@@ -240,6 +266,22 @@ pub struct TermChanges {
 }
 
 impl TermChanges {
+    /// Records a row added (rows come with growing ids).
+    pub fn add(&mut self, posting: Posting) {
+        self.added.push(posting);
+    }
+
+    /// Records a row removed: one added by the same changes is just taken
+    /// back out, so that it is not applied as added.
+    pub fn remove(&mut self, row: i64) {
+        match self.added.binary_search_by_key(&row, |p| p.row) {
+            Ok(i) => {
+                self.added.remove(i);
+            }
+            Err(_) => self.removed.push(row),
+        }
+    }
+
     /// How the term's row count changes.
     pub fn row_delta(&self) -> i64 {
         self.added.len() as i64 - self.removed.len() as i64
@@ -862,6 +904,51 @@ mod tests {
         assert_eq!(Impacts::decode(&bytes), Some(impacts));
         assert_eq!(Impacts::decode(&bytes[..bytes.len() - 1]), None);
         assert_eq!(Impacts::decode(b""), None);
+    }
+
+    #[test]
+    fn building_from_a_borrowed_list_keeps_the_same() {
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed * 104_729);
+            let rows = 1 + rng.below(500) as usize;
+            let corpus = corpus(&mut rng, rows, 1);
+            let postings: Vec<Posting> = corpus
+                .iter()
+                .filter(|r| r.2[0] > 0.0)
+                .map(|(row, len, f)| Posting {
+                    row: *row,
+                    frequency: f[0],
+                    length: *len,
+                })
+                .collect();
+            for keep in [1, 5, 64, 1000] {
+                assert_eq!(
+                    Impacts::build_from(&postings, 21.0, keep),
+                    Impacts::build(postings.clone(), 21.0, keep),
+                    "seed {seed} keep {keep}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_added_and_removed_by_the_same_changes_is_neither() {
+        let posting = |row| Posting {
+            row,
+            frequency: 1.0,
+            length: 3,
+        };
+        let mut changes = TermChanges::default();
+        changes.remove(5);
+        changes.add(posting(10));
+        changes.add(posting(20));
+        changes.remove(10);
+        assert_eq!(changes.added, vec![posting(20)]);
+        assert_eq!(changes.removed, vec![5]);
+        assert_eq!(changes.row_delta(), 0);
+        let mut impacts = Impacts::build(vec![posting(5), posting(7)], 3.0, 10);
+        changes.apply(&mut impacts, 3.0, 10);
+        assert_eq!(impacts.best, vec![posting(7), posting(20)]);
     }
 
     #[test]

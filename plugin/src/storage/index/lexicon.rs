@@ -1,13 +1,17 @@
-//! The lexicon beside the full-text indexes: for each term FTS5 indexed, how
-//! many rows hold it, and once a search has needed them, its impacts (the
-//! rows where it weighs most; `logic::lexical`). With them a search settles
-//! its best rows from a few lists instead of scoring every match, and falls
-//! back to FTS5's full scoring when the lists cannot settle it.
+//! The lexicon beside the full-text indexes: for each term a search has
+//! needed, how many rows hold it, its impacts (the rows where it weighs
+//! most, and a bound for the others; `logic::lexical`) and its complete
+//! list in blocks. A search settles its best rows from the impacts when the
+//! bound allows, else scores every posting of the complete lists in one
+//! merge; FTS5 scores only what the lists cannot (trigram indexes, phrases
+//! of several tokens).
 //!
 //! Terms are FTS5's own tokens (its tokenizer is called, Porter stemming
-//! included), so the lexicon counts exactly what FTS5 matches. Writes are
-//! gathered per transaction and applied before it commits; a rolled-back
-//! transaction's are discarded with it.
+//! included), so the lists hold exactly what FTS5 matches. A term's lists
+//! are built from one FTS5 walk when a search first needs it, and from then
+//! on every write that adds or removes a row holding it updates them: the
+//! changes are gathered per transaction and applied before it commits (or
+//! discarded with it).
 
 use crate::logic::lexical::{self, Impacts, Phrase, Posting, TermChanges, TopK};
 use crate::storage::sqlite::fts5_rank::length_of_rowid;
@@ -15,6 +19,9 @@ use crate::storage::sqlite::fts5_tokens::{Purpose, Tokenizer};
 use crate::storage::sqlite::{Connection, DbError, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::term_cache::{CachedTerm, TermCache};
 
 /// Rows a term's list keeps in full when it is built (up to twice as many
 /// as rows are added; the weakest then go to the frontier).
@@ -29,6 +36,11 @@ fn score_budget(table: FtsTable, k: usize) -> usize {
         FtsTable::Windows => 0,
     }
 }
+
+/// Changes (a row gained or lost by a term) gathered before they are
+/// applied within a transaction: a first index's windows alone would
+/// otherwise gather about a million.
+const FLUSH_AT_CHANGES: usize = 65_536;
 
 /// The full-text tables the lexicon covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,6 +84,9 @@ impl FtsTable {
     }
 }
 
+/// A term of one of the tables, as FTS5 indexed it.
+type TermKey = (FtsTable, Vec<u8>);
+
 pub struct Lexicon {
     tokenizer: Tokenizer,
     /// Rows a list keeps in full ([`KEEP`]; smaller in tests, to exercise
@@ -79,8 +94,14 @@ pub struct Lexicon {
     pub(super) keep: usize,
     /// Postings per stored block ([`lexical::BLOCK`]; smaller in tests).
     pub(super) block: usize,
-    /// Changes not yet applied, by table and term.
-    pending: RefCell<HashMap<(FtsTable, Vec<u8>), TermChanges>>,
+    /// Changes not yet applied, by table and term, and how many.
+    pending: RefCell<HashMap<TermKey, TermChanges>>,
+    pending_changes: std::cell::Cell<usize>,
+    /// Terms' lists as searches last read them.
+    cache: RefCell<TermCache<TermKey>>,
+    /// The terms that have lists (rows of `lexicon`), read when first
+    /// needed: a write only gathers changes for these.
+    listed: RefCell<Option<std::collections::HashSet<TermKey>>>,
 }
 
 impl Lexicon {
@@ -90,66 +111,100 @@ impl Lexicon {
             keep: KEEP,
             block: lexical::BLOCK,
             pending: RefCell::default(),
+            pending_changes: Default::default(),
+            cache: RefCell::default(),
+            listed: RefCell::default(),
         }
     }
 
-    /// A row written to a full-text table, with its columns as given to it.
-    pub fn row_added(&self, table: FtsTable, row: i64, columns: &[&str]) -> Result<(), DbError> {
+    /// A row written to a full-text table, with its columns as given to it
+    /// (inside the transaction that writes it).
+    pub fn row_added(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        row: i64,
+        columns: &[&str],
+    ) -> Result<(), DbError> {
         let length = length_of_rowid(row) as u16;
+        self.gather(conn, table, columns, |changes, frequency| {
+            changes.add(Posting {
+                row,
+                frequency: frequency as f32,
+                length,
+            })
+        })
+    }
+
+    /// A row removed from a full-text table, with the columns it had
+    /// (inside the transaction that removes it).
+    pub fn row_removed(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        row: i64,
+        columns: &[&str],
+    ) -> Result<(), DbError> {
+        self.gather(conn, table, columns, |changes, _| changes.remove(row))
+    }
+
+    /// Records a change for each listed term of a row's columns (`record`:
+    /// given the term's changes and its weighted frequency in the row).
+    fn gather(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        columns: &[&str],
+        record: impl Fn(&mut TermChanges, f64),
+    ) -> Result<(), DbError> {
+        let frequencies = self.listed_frequencies(conn, table, columns)?;
+        self.pending_changes
+            .set(self.pending_changes.get() + frequencies.len());
         let mut pending = self.pending.borrow_mut();
-        for (term, frequency) in self.frequencies(table, columns)? {
-            pending
-                .entry((table, term))
-                .or_default()
-                .added
-                .push(Posting {
-                    row,
-                    frequency: frequency as f32,
-                    length,
-                });
+        for (term, frequency) in frequencies {
+            record(pending.entry((table, term)).or_default(), frequency);
+        }
+        drop(pending);
+        self.flush_when_large(conn)
+    }
+
+    /// Applies the gathered changes early when there are many, so a
+    /// large transaction (a first index) does not gather them all in memory.
+    fn flush_when_large(&self, conn: &Connection) -> Result<(), DbError> {
+        if self.pending_changes.get() >= FLUSH_AT_CHANGES {
+            self.flush(conn)?;
         }
         Ok(())
     }
 
-    /// A row removed from a full-text table, with the columns it had.
-    pub fn row_removed(&self, table: FtsTable, row: i64, columns: &[&str]) -> Result<(), DbError> {
-        let mut pending = self.pending.borrow_mut();
-        for (term, _) in self.frequencies(table, columns)? {
-            pending.entry((table, term)).or_default().removed.push(row);
-        }
-        Ok(())
-    }
-
-    /// Forgets changes whose transaction was rolled back.
+    /// Forgets changes whose transaction was rolled back (and the lists read
+    /// since: a flush before a failed commit may have changed them).
     pub fn discard(&self) {
         self.pending.borrow_mut().clear();
+        self.pending_changes.set(0);
+        self.cache.borrow_mut().clear();
+        *self.listed.borrow_mut() = None;
     }
 
     /// Applies the gathered changes (inside the transaction that made them).
     pub fn flush(&self, conn: &Connection) -> Result<(), DbError> {
         let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        self.pending_changes.set(0);
         let mut averages: HashMap<FtsTable, f64> = HashMap::new();
         for ((table, term), changes) in pending {
+            self.cache.borrow_mut().forget(&(table, term.clone()));
+            let key = [Value::Text(table.kind()), Value::Blob(&term)];
             let (rows, stored) = conn
                 .query_row(
-                    "INSERT INTO lexicon (kind, term, rows) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (kind, term) DO UPDATE SET rows = rows + excluded.rows \
+                    "UPDATE lexicon SET rows = rows + ?3 WHERE kind = ?1 AND term = ?2 \
                      RETURNING rows, impacts",
-                    &[
-                        Value::Text(table.kind()),
-                        Value::Blob(&term),
-                        Value::Integer(changes.row_delta()),
-                    ],
+                    &[key[0], key[1], Value::Integer(changes.row_delta())],
                     |r| Ok((r.get_i64(0), r.get_blob(1))),
                 )?
                 .unwrap_or_default();
-            let key = [Value::Text(table.kind()), Value::Blob(&term)];
             if rows <= 0 {
-                conn.execute("DELETE FROM lexicon WHERE kind = ?1 AND term = ?2", &key)?;
-                conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
-                continue;
-            }
-            if stored.is_empty() {
+                // No rows left (or the term's lists are gone): nothing to keep.
+                self.drop_lists(conn, table, &term)?;
                 continue;
             }
             // A list that cannot be read is dropped: the next search that
@@ -166,23 +221,55 @@ impl Lexicon {
                 changes.apply(&mut impacts, avg, self.keep);
                 Ok::<_, DbError>(impacts.encode())
             });
-            let mut blob = updated.transpose()?;
-            if blob.is_some() && !update_blocks(conn, table, &term, &changes, self.block)? {
-                blob = None;
+            match updated.transpose()? {
+                Some(blob) if update_blocks(conn, table, &term, &changes, self.block)? => {
+                    conn.execute(
+                        "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
+                        &[key[0], key[1], Value::Blob(&blob)],
+                    )?;
+                }
+                _ => self.drop_lists(conn, table, &term)?,
             }
-            if blob.is_none() {
-                conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
-            }
-            conn.execute(
-                "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
-                &[
-                    key[0],
-                    key[1],
-                    blob.as_deref().map_or(Value::Null, Value::Blob),
-                ],
-            )?;
         }
         Ok(())
+    }
+
+    /// Removes a term's lists (its `lexicon` row and its blocks).
+    fn drop_lists(&self, conn: &Connection, table: FtsTable, term: &[u8]) -> Result<(), DbError> {
+        let key = [Value::Text(table.kind()), Value::Blob(term)];
+        conn.execute("DELETE FROM lexicon WHERE kind = ?1 AND term = ?2", &key)?;
+        conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
+        if let Some(listed) = self.listed.borrow_mut().as_mut() {
+            listed.remove(&(table, term.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// Each listed term's weighted frequency in a row's columns (the others
+    /// need nothing from a write).
+    fn listed_frequencies(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        columns: &[&str],
+    ) -> Result<HashMap<Vec<u8>, f64>, DbError> {
+        if self.listed.borrow().is_none() {
+            let rows = conn.query("SELECT kind, term FROM lexicon", &[], |r| {
+                let table = match r.get_text(0).as_str() {
+                    "window" => FtsTable::Windows,
+                    _ => FtsTable::Entries,
+                };
+                Ok((table, r.get_blob(1)))
+            })?;
+            *self.listed.borrow_mut() = Some(rows.into_iter().collect());
+        }
+        let listed = self.listed.borrow();
+        let Some(listed) = listed.as_ref().filter(|l| !l.is_empty()) else {
+            return Ok(HashMap::new());
+        };
+        let mut frequencies = self.frequencies(table, columns)?;
+        frequencies.retain(|term, _| listed.contains(&(table, term.clone())));
+        Ok(frequencies)
     }
 
     /// The `k` best rows of `table` for an OR of `phrases`, best first with
@@ -210,25 +297,45 @@ impl Lexicon {
             }
         }
         let (rows, avg) = totals(conn, table)?;
-        let mut terms: HashMap<&[u8], (i64, Option<Impacts>)> = HashMap::new();
+        let version = conn
+            .query_row("PRAGMA data_version", &[], |r| Ok(r.get_i64(0)))?
+            .unwrap_or(0);
+        self.cache.borrow_mut().at_version(version);
+        let mut terms: HashMap<&[u8], CachedTerm> = HashMap::new();
         for (phrase, token) in phrases.iter().zip(&tokens) {
             let Some(token) = token else { continue };
             if terms.contains_key(token.as_slice()) {
                 continue;
             }
-            let (count, impacts) = self.term(conn, table, token, phrase, avg)?;
-            let Some(impacts) = impacts.or((count == 0).then(Impacts::default)) else {
-                return Ok(None);
+            let key = (table, token.clone());
+            let cached = self.cache.borrow_mut().get(&key);
+            let term = match cached {
+                Some(term) => term,
+                None => {
+                    let (count, impacts, kept) = self.term(conn, table, token, phrase, avg)?;
+                    let term = CachedTerm {
+                        count,
+                        impacts: impacts.filter(|_| count > 0).map(Rc::new),
+                        postings: None,
+                    };
+                    // Only listed terms are kept: a write tells the cache
+                    // about those alone, so a term no row held yet would
+                    // stay "absent" after a write added it.
+                    if kept {
+                        self.cache.borrow_mut().put(key, term.clone());
+                    }
+                    term
+                }
             };
-            terms.insert(token, (count, Some(impacts).filter(|_| count > 0)));
+            terms.insert(token, term);
         }
         let view: Vec<Phrase> = tokens
             .iter()
             .map(
                 |token| match token.as_ref().and_then(|t| terms.get(t.as_slice())) {
-                    Some((count, impacts)) => Phrase {
-                        idf: lexical::idf(rows, *count),
-                        impacts: impacts.as_ref(),
+                    Some(term) => Phrase {
+                        idf: lexical::idf(rows, term.count),
+                        impacts: term.impacts.as_deref(),
                     },
                     None => Phrase {
                         idf: lexical::idf(rows, 0),
@@ -271,30 +378,41 @@ impl Lexicon {
             }
         }
         // The lists cannot settle it: every posting of the complete lists.
-        let mut lists: HashMap<&[u8], Vec<Posting>> = HashMap::new();
-        for (token, (count, _)) in &terms {
-            if *count == 0 {
+        let mut lists: HashMap<&[u8], Rc<Vec<Posting>>> = HashMap::new();
+        for (token, term) in &terms {
+            if term.count == 0 {
                 continue;
             }
-            match self.postings(conn, table, token, *count)? {
-                Some(postings) => lists.insert(token, postings),
-                None => return Ok(None),
+            let postings = match &term.postings {
+                Some(postings) => postings.clone(),
+                None => match self.postings(conn, table, token, term.count)? {
+                    Some(postings) => {
+                        let postings = Rc::new(postings);
+                        let mut known = term.clone();
+                        known.postings = Some(postings.clone());
+                        self.cache.borrow_mut().put((table, token.to_vec()), known);
+                        postings
+                    }
+                    None => return Ok(None),
+                },
             };
+            lists.insert(token, postings);
         }
         let phrases: Vec<(f64, &[Posting])> = tokens
             .iter()
             .zip(&idfs)
             .map(|(token, &idf)| {
                 let list = token.as_ref().and_then(|t| lists.get(t.as_slice()));
-                (idf, list.map_or(&[][..], Vec::as_slice))
+                (idf, list.map_or(&[][..], |l| l.as_slice()))
             })
             .collect();
         Ok(Some(lexical::score_all(&phrases, avg, k)))
     }
 
-    /// A term's row count and impacts, building the impacts from FTS5 (one
-    /// walk of the term's rows) when none are kept or they are worn down.
-    /// `None` impacts: the walk disagreed with the count.
+    /// A term's row count and impacts, and whether they are kept (listed),
+    /// building them (impacts and blocks) from FTS5 — one walk of the term's
+    /// rows — when none are kept or they are worn down. `None` impacts: no
+    /// row holds the term.
     fn term(
         &self,
         conn: &Connection,
@@ -302,20 +420,17 @@ impl Lexicon {
         token: &[u8],
         phrase: &str,
         avg: f64,
-    ) -> Result<(i64, Option<Impacts>), DbError> {
+    ) -> Result<(i64, Option<Impacts>, bool), DbError> {
         let key = [Value::Text(table.kind()), Value::Blob(token)];
-        let (count, stored) = conn
-            .query_row(
-                "SELECT rows, impacts FROM lexicon WHERE kind = ?1 AND term = ?2",
-                &key,
-                |r| Ok((r.get_i64(0), r.get_blob(1))),
-            )?
-            .unwrap_or_default();
-        if count == 0 {
-            return Ok((0, None));
-        }
-        if let Some(impacts) = Impacts::decode(&stored).filter(|i| !i.is_worn(self.keep)) {
-            return Ok((count, Some(impacts)));
+        let stored = conn.query_row(
+            "SELECT rows, impacts FROM lexicon WHERE kind = ?1 AND term = ?2",
+            &key,
+            |r| Ok((r.get_i64(0), r.get_blob(1))),
+        )?;
+        if let Some((count, stored)) = &stored {
+            if let Some(impacts) = Impacts::decode(stored).filter(|i| !i.is_worn(self.keep)) {
+                return Ok((*count, Some(impacts), true));
+            }
         }
         let name = table.name();
         let postings = conn.query(
@@ -333,23 +448,29 @@ impl Lexicon {
                 })
             },
         )?;
-        if postings.len() as i64 != count {
-            return Ok((count, None));
+        let count = postings.len() as i64;
+        if count == 0 {
+            return Ok((0, None, false));
         }
+        let impacts = Impacts::build_from(&postings, avg, self.keep);
         // Kept for the next search (the impacts, and the complete list in
         // blocks); a read-only index just goes without.
-        let _ = conn.transaction(|| {
+        let stored = conn.transaction(|| {
             conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
             for block in postings.chunks(self.block) {
                 insert_block(conn, table, token, block)?;
             }
-            let impacts = Impacts::build(postings.clone(), avg, self.keep);
             conn.execute(
-                "UPDATE lexicon SET impacts = ?3 WHERE kind = ?1 AND term = ?2",
-                &[key[0], key[1], Value::Blob(&impacts.encode())],
+                "INSERT OR REPLACE INTO lexicon (kind, term, rows, impacts) VALUES (?1, ?2, ?3, ?4)",
+                &[key[0], key[1], Value::Integer(count), Value::Blob(&impacts.encode())],
             )
         });
-        Ok((count, Some(Impacts::build(postings, avg, self.keep))))
+        if stored.is_ok() {
+            if let Some(listed) = self.listed.borrow_mut().as_mut() {
+                listed.insert((table, token.to_vec()));
+            }
+        }
+        Ok((count, Some(impacts), stored.is_ok()))
     }
 
     /// A term's complete list, from its blocks; `None` when they are
@@ -361,18 +482,20 @@ impl Lexicon {
         token: &[u8],
         count: i64,
     ) -> Result<Option<Vec<Posting>>, DbError> {
-        let blocks = conn.query(
+        // Decoded as each block is read, into a list of the expected size.
+        let mut postings = Vec::with_capacity(count.max(0) as usize);
+        let mut readable = true;
+        conn.query(
             "SELECT block FROM postings WHERE kind = ?1 AND term = ?2 ORDER BY first",
             &[Value::Text(table.kind()), Value::Blob(token)],
-            |r| Ok(r.get_blob(0)),
+            |r| {
+                readable &= r
+                    .with_blob(0, |b| lexical::decode_block(b, &mut postings))
+                    .is_some();
+                Ok(())
+            },
         )?;
-        let mut postings = Vec::with_capacity(count.max(0) as usize);
-        for block in &blocks {
-            if lexical::decode_block(block, &mut postings).is_none() {
-                return Ok(None);
-            }
-        }
-        Ok((postings.len() as i64 == count).then_some(postings))
+        Ok((readable && postings.len() as i64 == count).then_some(postings))
     }
 
     /// The columns each row was indexed with.

@@ -97,19 +97,21 @@ CREATE TABLE entry_codes (
   code BLOB NOT NULL             -- little-endian u64 words of sign bits
 );
 
--- Each term of the full-text indexes (an FTS5 token, as indexed): how many
--- rows of its table hold it, and once a search has needed them its impacts
+-- The terms of the full-text indexes a search has needed (an FTS5 token,
+-- as indexed): how many rows of its table hold it and its impacts
 -- (logic::lexical::Impacts: the rows where it weighs most, and a bound for
--- the rest), so a search settles its best rows without scoring every match.
+-- the rest), so a search settles its best rows without scoring every
+-- match. Built from FTS5 when a search first needs a term, then kept up to
+-- date by every write.
 CREATE TABLE lexicon (
   kind    TEXT NOT NULL CHECK (kind IN ('entry', 'window')),
   term    BLOB NOT NULL,
   rows    INTEGER NOT NULL,
-  impacts BLOB,
+  impacts BLOB NOT NULL,
   PRIMARY KEY (kind, term)
 ) WITHOUT ROWID;
 
--- The complete row list of each term that has impacts, in blocks of up to
+-- The complete row list of each term in `lexicon`, in blocks of up to
 -- 512 postings (logic::lexical::encode_block), keyed by their first row: a
 -- search the impacts cannot settle scores every posting from here instead
 -- of through FTS5.

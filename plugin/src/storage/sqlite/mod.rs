@@ -80,6 +80,16 @@ impl Row<'_> {
         }
     }
 
+    /// Calls `f` with the column's bytes in place (no copy); empty for NULL.
+    pub fn with_blob<T>(&self, col: usize, f: impl FnOnce(&[u8]) -> T) -> T {
+        let col = self.index(col);
+        unsafe {
+            let blob = ffi::sqlite3_column_blob(self.stmt.as_ptr(), col);
+            let len = ffi::sqlite3_column_bytes(self.stmt.as_ptr(), col);
+            f(raw_bytes(blob.cast(), len))
+        }
+    }
+
     pub fn is_null(&self, col: usize) -> bool {
         unsafe { ffi::sqlite3_column_type(self.stmt.as_ptr(), self.index(col)) == ffi::SQLITE_NULL }
     }
