@@ -233,7 +233,11 @@ impl Impacts {
             Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize)
         };
         let (best, rest) = (count(0)?, count(4)?);
-        if bytes.len() != 8 + best * 14 + rest * 6 {
+        let expected = best
+            .checked_mul(14)
+            .and_then(|b| rest.checked_mul(6).and_then(|r| b.checked_add(r)))
+            .and_then(|n| n.checked_add(8));
+        if expected != Some(bytes.len()) {
             return None;
         }
         let f32_at = |at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
@@ -400,8 +404,9 @@ pub fn score_all(phrases: &[(f64, &[Posting])], avg_length: f64, k: usize) -> Ve
         return Vec::new();
     }
     let mut at = vec![0usize; phrases.len()];
-    // Each length's norm, computed once (NaN: not yet).
-    let mut norms: Vec<f64> = vec![f64::NAN; u16::MAX as usize + 1];
+    // Each length's norm, computed once (NaN: not yet); row lengths are
+    // below 4,096, longer ones are computed each time.
+    let mut norms: Vec<f64> = vec![f64::NAN; 4_096];
     let mut best: BinaryHeap<Reverse<Best>> = BinaryHeap::with_capacity(k + 1);
     loop {
         let row = phrases
@@ -415,11 +420,15 @@ pub fn score_all(phrases: &[(f64, &[Posting])], avg_length: f64, k: usize) -> Ve
             .zip(&at)
             .find_map(|(p, &i)| p.1.get(i).filter(|q| q.row == row).map(|q| q.length))
             .unwrap_or(0);
-        let cached = &mut norms[length as usize];
-        if cached.is_nan() {
-            *cached = norm(length as f64, avg_length);
-        }
-        let norm = *cached;
+        let norm = match norms.get_mut(length as usize) {
+            Some(cached) => {
+                if cached.is_nan() {
+                    *cached = norm(length as f64, avg_length);
+                }
+                *cached
+            }
+            None => norm(length as f64, avg_length),
+        };
         // `score`'s sum in phrase order; a phrase the row lacks would add
         // +0.0, which leaves the (non-negative) sum as it is: skipped.
         let mut s = -0.0;

@@ -3,8 +3,9 @@
 //! most, and a bound for the others; `logic::lexical`) and its complete
 //! list in blocks. A search settles its best rows from the impacts when the
 //! bound allows, else scores every posting of the complete lists in one
-//! merge; FTS5 scores only what the lists cannot (trigram indexes, phrases
-//! of several tokens).
+//! merge. FTS5 scores what the lists cannot: trigram indexes, phrases of
+//! several tokens, a search inside a write transaction, lists that disagree
+//! with their count (dropped, to be built again).
 //!
 //! Terms are FTS5's own tokens (its tokenizer is called, Porter stemming
 //! included), so the lists hold exactly what FTS5 matches. A term's lists
@@ -102,6 +103,8 @@ pub struct Lexicon {
     /// The terms that have lists (rows of `lexicon`), read when first
     /// needed: a write only gathers changes for these.
     listed: RefCell<Option<std::collections::HashSet<TermKey>>>,
+    /// The `data_version` `listed` was checked at.
+    listed_version: std::cell::Cell<Option<i64>>,
 }
 
 impl Lexicon {
@@ -114,6 +117,7 @@ impl Lexicon {
             pending_changes: Default::default(),
             cache: RefCell::default(),
             listed: RefCell::default(),
+            listed_version: Default::default(),
         }
     }
 
@@ -173,6 +177,17 @@ impl Lexicon {
     fn flush_when_large(&self, conn: &Connection) -> Result<(), DbError> {
         if self.pending_changes.get() >= FLUSH_AT_CHANGES {
             self.flush(conn)?;
+        }
+        Ok(())
+    }
+
+    /// At the start of a write transaction: the listed terms are read again
+    /// if another connection changed the file since they were read.
+    pub fn begin(&self, conn: &Connection) -> Result<(), DbError> {
+        let version = data_version(conn)?;
+        if self.listed_version.get() != Some(version) {
+            *self.listed.borrow_mut() = None;
+            self.listed_version.set(Some(version));
         }
         Ok(())
     }
@@ -282,14 +297,19 @@ impl Lexicon {
         phrases: &[String],
         k: usize,
     ) -> Result<Option<Vec<(i64, f64)>>, DbError> {
-        if !self.pending.borrow().is_empty() {
+        // Inside a write transaction FTS5's averages record (read by
+        // `totals`) lags the rows it holds in memory, and changes may be
+        // gathered but not applied: FTS5 scores it.
+        if conn.in_transaction() || !self.pending.borrow().is_empty() {
             return Ok(None);
         }
         // Each phrase must be one token (a phrase of several is matched by
         // position, which the lists do not hold).
         let mut tokens: Vec<Option<Vec<u8>>> = Vec::with_capacity(phrases.len());
         for phrase in phrases {
-            let mut found = self.tokenize(phrase, Purpose::Query)?;
+            let Ok(mut found) = self.tokenize(phrase, Purpose::Query) else {
+                return Ok(None);
+            };
             match found.len() {
                 0 => tokens.push(None),
                 1 => tokens.push(found.pop()),
@@ -297,10 +317,7 @@ impl Lexicon {
             }
         }
         let (rows, avg) = totals(conn, table)?;
-        let version = conn
-            .query_row("PRAGMA data_version", &[], |r| Ok(r.get_i64(0)))?
-            .unwrap_or(0);
-        self.cache.borrow_mut().at_version(version);
+        self.cache.borrow_mut().at_version(data_version(conn)?);
         let mut terms: HashMap<&[u8], CachedTerm> = HashMap::new();
         for (phrase, token) in phrases.iter().zip(&tokens) {
             let Some(token) = token else { continue };
@@ -386,6 +403,14 @@ impl Lexicon {
             let postings = match &term.postings {
                 Some(postings) => postings.clone(),
                 None => match self.postings(conn, table, token, term.count)? {
+                    None => {
+                        // Lists that disagree with their count are dropped
+                        // (the next search builds them again); a read-only
+                        // index just leaves this search to FTS5.
+                        let _ = conn.transaction(|| self.drop_lists(conn, table, token));
+                        self.cache.borrow_mut().forget(&(table, token.to_vec()));
+                        return Ok(None);
+                    }
                     Some(postings) => {
                         let postings = Rc::new(postings);
                         let mut known = term.clone();
@@ -393,7 +418,6 @@ impl Lexicon {
                         self.cache.borrow_mut().put((table, token.to_vec()), known);
                         postings
                     }
-                    None => return Ok(None),
                 },
             };
             lists.insert(token, postings);
@@ -648,6 +672,13 @@ fn update_blocks(
         }
     }
     Ok(true)
+}
+
+/// SQLite's count of commits by other connections to the file.
+fn data_version(conn: &Connection) -> Result<i64, DbError> {
+    Ok(conn
+        .query_row("PRAGMA data_version", &[], |r| Ok(r.get_i64(0)))?
+        .unwrap_or(0))
 }
 
 /// A full-text table's row count and average row length in tokens, from

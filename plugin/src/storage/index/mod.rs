@@ -531,8 +531,9 @@ impl Index {
     pub fn reset(&mut self) -> Result<Option<String>, OpenError> {
         // Assigning drops (closes) the damaged connection before its file
         // moves; the lexicon's tokenizer goes first.
+        let placeholder = Connection::open_in_memory()?;
         self.lexicon = None;
-        self.conn = Connection::open_in_memory()?;
+        self.conn = placeholder;
         let aside = set_aside(&self.path, now_ms(), KEPT_DAMAGED);
         let (fresh, _) = Self::open(&self.path, self.tokenizer)?;
         *self = fresh;
@@ -826,6 +827,11 @@ impl Index {
     /// Dropped without a commit, the batch is rolled back.
     pub fn batch(&self) -> Result<Batch<'_>, DbError> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        if let Some(lexicon) = &self.lexicon {
+            lexicon.begin(&self.conn).inspect_err(|_| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+            })?;
+        }
         Ok(Batch {
             index: self,
             open: true,
@@ -840,6 +846,9 @@ impl Index {
             return f();
         }
         let result = self.conn.transaction(|| {
+            if let Some(lexicon) = &self.lexicon {
+                lexicon.begin(&self.conn)?;
+            }
             let value = f()?;
             self.flush_lexicon()?;
             Ok(value)
@@ -1303,9 +1312,12 @@ fn lexicon_for(
     tokenizer: FtsTokenizer,
 ) -> Result<Option<lexicon::Lexicon>, DbError> {
     match tokenizer {
-        FtsTokenizer::Unicode61 => Ok(Some(lexicon::Lexicon::new(
-            conn.tokenizer(tokenizer_spec(tokenizer))?,
-        ))),
+        // SAFETY: the lexicon lives in the `Index` beside `conn`, declared
+        // before it, so it is dropped first (and `reset` drops it before
+        // replacing the connection).
+        FtsTokenizer::Unicode61 => Ok(Some(lexicon::Lexicon::new(unsafe {
+            conn.tokenizer(tokenizer_spec(tokenizer))?
+        }))),
         FtsTokenizer::Trigram => Ok(None),
     }
 }
@@ -1738,7 +1750,7 @@ mod tests {
                     let has_impacts = index
                         .conn
                         .query_row(
-                            "SELECT impacts IS NOT NULL FROM lexicon WHERE kind = ?1 AND term = ?2",
+                            "SELECT 1 FROM lexicon WHERE kind = ?1 AND term = ?2",
                             &[Value::Text(kind), Value::Blob(&token)],
                             |r| Ok(r.get_i64(0) == 1),
                         )

@@ -186,8 +186,11 @@ impl Connection {
     }
 
     /// The FTS5 tokenizer of a `tokenize = '…'` spec, on this connection.
-    /// It must be dropped before the connection (declare it first).
-    pub fn tokenizer(&self, spec: &str) -> Result<fts5_tokens::Tokenizer, DbError> {
+    ///
+    /// # Safety
+    /// The tokenizer must be dropped before the connection (nothing ties
+    /// their lifetimes: declare it first in the struct holding both).
+    pub unsafe fn tokenizer(&self, spec: &str) -> Result<fts5_tokens::Tokenizer, DbError> {
         // SAFETY: `self.db` is open; the caller keeps the tokenizer no
         // longer than the connection.
         unsafe { fts5_tokens::Tokenizer::new(self.db.as_ptr(), spec) }.map_err(DbError::misuse)
