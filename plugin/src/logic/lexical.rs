@@ -90,49 +90,36 @@ pub struct Impacts {
 }
 
 impl Impacts {
-    /// [`Impacts::build`] from a borrowed list (in row order), copying only
-    /// what it keeps.
-    pub fn build_from(postings: &[Posting], avg_length: f64, keep: usize) -> Impacts {
-        if postings.len() <= keep {
-            return Impacts::build(postings.to_vec(), avg_length, keep);
-        }
-        let strength = |p: &Posting| p.saturation(avg_length);
-        // The keep-th strongest (ties: the newer row), found on a copy of
-        // the strengths alone.
-        let mut ranked: Vec<(f64, i64)> = postings.iter().map(|p| (strength(p), p.row)).collect();
-        let strongest_first =
-            |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
-        ranked.select_nth_unstable_by(keep - 1, strongest_first);
-        let cut = ranked[keep - 1];
-        drop(ranked);
-        let mut impacts = Impacts::default();
-        for p in postings {
-            if strongest_first(&(strength(p), p.row), &cut).is_le() {
-                impacts.best.push(*p);
-            } else {
-                impacts.add_to_rest(p.frequency, p.length);
-            }
-        }
-        impacts
-    }
-
     /// From every posting of a term: the `keep` strongest at this average
-    /// length (ties: the newer row) in full, the frontier of the others.
-    pub fn build(mut postings: Vec<Posting>, avg_length: f64, keep: usize) -> Impacts {
+    /// length (ties: the newer row) in full, in row order, and the frontier
+    /// of the others. Only what is kept is copied.
+    pub fn build(postings: &[Posting], avg_length: f64, keep: usize) -> Impacts {
         let mut impacts = Impacts::default();
-        if postings.len() > keep {
-            let strongest_first = |a: &Posting, b: &Posting| {
-                b.saturation(avg_length)
-                    .total_cmp(&a.saturation(avg_length))
-                    .then(b.row.cmp(&a.row))
-            };
-            postings.select_nth_unstable_by(keep, strongest_first);
-            for p in postings.drain(keep..) {
-                impacts.add_to_rest(p.frequency, p.length);
+        if postings.len() <= keep {
+            impacts.best = postings.to_vec();
+        } else {
+            let strength = |p: &Posting| p.saturation(avg_length);
+            // The keep-th strongest, found on a copy of the strengths alone.
+            let mut ranked: Vec<(f64, i64)> =
+                postings.iter().map(|p| (strength(p), p.row)).collect();
+            let strongest_first =
+                |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+            ranked.select_nth_unstable_by(keep.saturating_sub(1), strongest_first);
+            let cut = ranked.get(keep.wrapping_sub(1)).copied();
+            drop(ranked);
+            for p in postings {
+                let kept =
+                    cut.is_some_and(|cut| strongest_first(&(strength(p), p.row), &cut).is_le());
+                if kept {
+                    impacts.best.push(*p);
+                } else {
+                    impacts.add_to_rest(p.frequency, p.length);
+                }
             }
         }
-        postings.sort_unstable_by_key(|p| p.row);
-        impacts.best = postings;
+        if !impacts.best.is_sorted_by_key(|p| p.row) {
+            impacts.best.sort_unstable_by_key(|p| p.row);
+        }
         impacts
     }
 
@@ -179,7 +166,7 @@ impl Impacts {
         }
         if self.best.len() > 2 * keep.max(1) {
             let kept = std::mem::take(&mut self.best);
-            let mut rebuilt = Impacts::build(kept, avg_length, keep);
+            let mut rebuilt = Impacts::build(&kept, avg_length, keep);
             for &(f, length) in &self.rest {
                 rebuilt.add_to_rest(f, length);
             }
@@ -646,8 +633,8 @@ mod tests {
                 frequency: f[term],
                 length: *len,
             })
-            .collect();
-        Impacts::build(postings, avg, keep)
+            .collect::<Vec<_>>();
+        Impacts::build(&postings, avg, keep)
     }
 
     /// Runs `plan`, scoring what it asks for from the corpus.
@@ -923,8 +910,25 @@ mod tests {
         assert_eq!(Impacts::decode(b""), None);
     }
 
+    /// The straightforward build, as a reference: sort the postings by
+    /// strength and keep the first `keep`.
+    fn sorted_build(mut postings: Vec<Posting>, avg: f64, keep: usize) -> Impacts {
+        postings.sort_by(|a, b| {
+            b.saturation(avg)
+                .total_cmp(&a.saturation(avg))
+                .then(b.row.cmp(&a.row))
+        });
+        let mut impacts = Impacts::default();
+        for p in postings.drain(keep.min(postings.len())..) {
+            impacts.add_to_rest(p.frequency, p.length);
+        }
+        postings.sort_by_key(|p| p.row);
+        impacts.best = postings;
+        impacts
+    }
+
     #[test]
-    fn building_from_a_borrowed_list_keeps_the_same() {
+    fn building_keeps_the_strongest_and_bounds_the_rest() {
         for seed in 1..=40u64 {
             let mut rng = Rng(seed * 104_729);
             let rows = 1 + rng.below(500) as usize;
@@ -940,8 +944,8 @@ mod tests {
                 .collect();
             for keep in [1, 5, 64, 1000] {
                 assert_eq!(
-                    Impacts::build_from(&postings, 21.0, keep),
-                    Impacts::build(postings.clone(), 21.0, keep),
+                    Impacts::build(&postings, 21.0, keep),
+                    sorted_build(postings.clone(), 21.0, keep),
                     "seed {seed} keep {keep}"
                 );
             }
@@ -963,7 +967,7 @@ mod tests {
         assert_eq!(changes.added, vec![posting(20)]);
         assert_eq!(changes.removed, vec![5]);
         assert_eq!(changes.row_delta(), 0);
-        let mut impacts = Impacts::build(vec![posting(5), posting(7)], 3.0, 10);
+        let mut impacts = Impacts::build(&[posting(5), posting(7)], 3.0, 10);
         changes.apply(&mut impacts, 3.0, 10);
         assert_eq!(impacts.best, vec![posting(7), posting(20)]);
     }

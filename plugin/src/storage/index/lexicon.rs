@@ -476,7 +476,7 @@ impl Lexicon {
         if count == 0 {
             return Ok((0, None, false));
         }
-        let impacts = Impacts::build_from(&postings, avg, self.keep);
+        let impacts = Impacts::build(&postings, avg, self.keep);
         // Kept for the next search (the impacts, and the complete list in
         // blocks); a read-only index just goes without.
         let stored = conn.transaction(|| {
