@@ -28,6 +28,11 @@ use super::term_cache::{CachedTerm, TermCache};
 /// as rows are added; the weakest then go to the frontier).
 pub const KEEP: usize = 2048;
 
+/// Rows a term must be held by for a search to keep its lists: a rarer
+/// term's walk costs about what reading its lists would, and keeping them
+/// costs more than either, for every typo and ticket number searched once.
+const MIN_LISTED: i64 = 64;
+
 /// Rows whose frequencies are not in the lists that a search may read and
 /// tokenize before it scores the complete lists instead. Windows are long
 /// (hundreds of tokens): the complete lists are cheaper from the start.
@@ -95,6 +100,9 @@ pub struct Lexicon {
     pub(super) keep: usize,
     /// Postings per stored block ([`lexical::BLOCK`]; smaller in tests).
     pub(super) block: usize,
+    /// Rows a term must be held by for a search to keep its lists
+    /// ([`MIN_LISTED`]; varied in tests).
+    pub(super) min_listed: i64,
     /// Changes not yet applied, by table and term, and how many.
     pending: RefCell<HashMap<TermKey, TermChanges>>,
     pending_changes: std::cell::Cell<usize>,
@@ -113,6 +121,7 @@ impl Lexicon {
             tokenizer,
             keep: KEEP,
             block: lexical::BLOCK,
+            min_listed: MIN_LISTED,
             pending: RefCell::default(),
             pending_changes: Default::default(),
             cache: RefCell::default(),
@@ -319,6 +328,7 @@ impl Lexicon {
         let (rows, avg) = totals(conn, table)?;
         self.cache.borrow_mut().at_version(data_version(conn)?);
         let mut terms: HashMap<&[u8], CachedTerm> = HashMap::new();
+        let mut walked: Vec<(&[u8], CachedTerm)> = Vec::new();
         for (phrase, token) in phrases.iter().zip(&tokens) {
             let Some(token) = token else { continue };
             if terms.contains_key(token.as_slice()) {
@@ -328,24 +338,23 @@ impl Lexicon {
             let cached = self.cache.borrow_mut().get(&key);
             let term = match cached {
                 Some(term) => term,
-                None => {
-                    let (count, impacts, kept) = self.term(conn, table, token, phrase, avg)?;
-                    let term = CachedTerm {
-                        count,
-                        impacts: impacts.filter(|_| count > 0).map(Rc::new),
-                        postings: None,
-                    };
-                    // Only listed terms are kept: a write tells the cache
-                    // about those alone, so a term no row held yet would
-                    // stay "absent" after a write added it.
-                    if kept {
+                None => match self.stored_term(conn, table, token)? {
+                    Some(term) => {
                         self.cache.borrow_mut().put(key, term.clone());
+                        term
                     }
-                    term
-                }
+                    None => {
+                        let term = self.walk(conn, table, phrase, avg)?;
+                        if term.count >= self.min_listed.max(1) {
+                            walked.push((token, term.clone()));
+                        }
+                        term
+                    }
+                },
             };
             terms.insert(token, term);
         }
+        self.keep_lists(conn, table, walked);
         let view: Vec<Phrase> = tokens
             .iter()
             .map(
@@ -433,29 +442,39 @@ impl Lexicon {
         Ok(Some(lexical::score_all(&phrases, avg, k)))
     }
 
-    /// A term's row count and impacts, and whether they are kept (listed),
-    /// building them (impacts and blocks) from FTS5 — one walk of the term's
-    /// rows — when none are kept or they are worn down. `None` impacts: no
-    /// row holds the term.
-    fn term(
+    /// A term's row count and impacts as kept (listed), unless it has none
+    /// or they are worn down.
+    fn stored_term(
         &self,
         conn: &Connection,
         table: FtsTable,
         token: &[u8],
-        phrase: &str,
-        avg: f64,
-    ) -> Result<(i64, Option<Impacts>, bool), DbError> {
+    ) -> Result<Option<CachedTerm>, DbError> {
         let key = [Value::Text(table.kind()), Value::Blob(token)];
         let stored = conn.query_row(
             "SELECT rows, impacts FROM lexicon WHERE kind = ?1 AND term = ?2",
             &key,
             |r| Ok((r.get_i64(0), r.get_blob(1))),
         )?;
-        if let Some((count, stored)) = &stored {
-            if let Some(impacts) = Impacts::decode(stored).filter(|i| !i.is_worn(self.keep)) {
-                return Ok((*count, Some(impacts), true));
-            }
-        }
+        Ok(stored.and_then(|(count, stored)| {
+            let impacts = Impacts::decode(&stored).filter(|i| !i.is_worn(self.keep))?;
+            Some(CachedTerm {
+                count,
+                impacts: Some(Rc::new(impacts)),
+                postings: None,
+            })
+        }))
+    }
+
+    /// A term's complete list, count and impacts from FTS5: one walk of the
+    /// rows holding it.
+    fn walk(
+        &self,
+        conn: &Connection,
+        table: FtsTable,
+        phrase: &str,
+        avg: f64,
+    ) -> Result<CachedTerm, DbError> {
         let name = table.name();
         let postings = conn.query(
             &format!(
@@ -473,28 +492,49 @@ impl Lexicon {
             },
         )?;
         let count = postings.len() as i64;
-        if count == 0 {
-            return Ok((0, None, false));
+        Ok(CachedTerm {
+            count,
+            impacts: (count > 0).then(|| Rc::new(Impacts::build(&postings, avg, self.keep))),
+            postings: Some(Rc::new(postings)),
+        })
+    }
+
+    /// Keeps the walked terms' lists (impacts, and the complete list in
+    /// blocks) for the next searches, all in one transaction: a transaction
+    /// each cost more than the walks. A read-only index goes without.
+    fn keep_lists(&self, conn: &Connection, table: FtsTable, walked: Vec<(&[u8], CachedTerm)>) {
+        if walked.is_empty() {
+            return;
         }
-        let impacts = Impacts::build(&postings, avg, self.keep);
-        // Kept for the next search (the impacts, and the complete list in
-        // blocks); a read-only index just goes without.
         let stored = conn.transaction(|| {
-            conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
-            for block in postings.chunks(self.block) {
-                insert_block(conn, table, token, block)?;
+            for (token, term) in &walked {
+                let key = [Value::Text(table.kind()), Value::Blob(token)];
+                let (Some(impacts), Some(postings)) = (&term.impacts, &term.postings) else {
+                    continue;
+                };
+                conn.execute("DELETE FROM postings WHERE kind = ?1 AND term = ?2", &key)?;
+                for block in postings.chunks(self.block) {
+                    insert_block(conn, table, token, block)?;
+                }
+                conn.execute(
+                    "INSERT OR REPLACE INTO lexicon (kind, term, rows, impacts) VALUES (?1, ?2, ?3, ?4)",
+                    &[key[0], key[1], Value::Integer(term.count), Value::Blob(&impacts.encode())],
+                )?;
             }
-            conn.execute(
-                "INSERT OR REPLACE INTO lexicon (kind, term, rows, impacts) VALUES (?1, ?2, ?3, ?4)",
-                &[key[0], key[1], Value::Integer(count), Value::Blob(&impacts.encode())],
-            )
+            Ok(())
         });
-        if stored.is_ok() {
+        if stored.is_err() {
+            return;
+        }
+        for (token, term) in walked {
             if let Some(listed) = self.listed.borrow_mut().as_mut() {
                 listed.insert((table, token.to_vec()));
             }
+            // Only listed terms are cached: a write tells the cache about
+            // those alone, so a term no row held yet would stay "absent"
+            // after a write added it.
+            self.cache.borrow_mut().put((table, token.to_vec()), term);
         }
-        Ok((count, Some(impacts), stored.is_ok()))
     }
 
     /// A term's complete list, from its blocks; `None` when they are

@@ -1637,6 +1637,8 @@ mod tests {
             // Short lists, so that most terms keep a frontier.
             index.lexicon.as_mut().unwrap().keep = [4, 16, 64][seed as usize % 3];
             index.lexicon.as_mut().unwrap().block = [3, 8, 512][seed as usize % 3];
+            // Rarer terms are walked at every search instead of listed.
+            index.lexicon.as_mut().unwrap().min_listed = [1, 8, 64][seed as usize / 3 % 3];
             let mut state = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
             let mut next = move |n: u64| {
                 state ^= state << 13;
