@@ -10,7 +10,7 @@
 //! the memory cap) — those are the wasmtime driver's; a panic here is caught
 //! and reported as a trap, and the memory is opened again.
 
-use super::{no_such_call, wit_json, CallType, Driver};
+use super::{no_such_call, search_query, wit_json, CallType, Driver};
 use crate::embed::{EmbedFailure, Lender};
 use crate::model::{ChatMessage, ModelFailure, ModelLender, ToolCall, ToolSpec};
 use anyhow::{anyhow, bail, Context};
@@ -107,6 +107,9 @@ impl Driver for Native {
         args: Vec<Option<Value>>,
         _extra: Duration,
     ) -> anyhow::Result<Value> {
+        if let Some(query) = search_query(call, &args) {
+            self.embedder.embed_ahead(query);
+        }
         // The arguments in the bindings' serde shapes, the memory's left out.
         let args: Vec<Value> = call
             .params

@@ -1,7 +1,7 @@
 //! The component in the wasmtime sandbox, as a `Driver`: each call by the
 //! export's name, its arguments turned into wasmtime `Val`s by the rule.
 
-use super::{describe_call, no_such_call, wit_json, CallType, Driver};
+use super::{describe_call, no_such_call, search_query, wit_json, CallType, Driver};
 use crate::host::{error_kind, error_message, CallError, Export};
 use crate::session::Session;
 use anyhow::{bail, Context};
@@ -46,6 +46,9 @@ impl Driver for Sandboxed {
             .exports
             .get(&call.call)
             .with_context(|| format!("the component exports no `{}`", call.call))?;
+        if let Some(query) = search_query(call, &args) {
+            self.session.host.embed_ahead(query);
+        }
         let params = call
             .params
             .iter()

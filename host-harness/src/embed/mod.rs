@@ -9,8 +9,9 @@ pub mod deterministic;
 pub mod minilm;
 mod pinned;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +65,8 @@ impl EmbedderChoice {
     }
 }
 
-type Job = (Vec<String>, mpsc::Sender<Result<Vec<Vec<f32>>, String>>);
+type Answer = Result<Vec<Vec<f32>>, String>;
+type Job = (Vec<String>, mpsc::Sender<Answer>);
 /// Loads a backend inside its worker thread.
 type Loader = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
 
@@ -76,7 +78,17 @@ pub struct Lender {
     jobs: Option<mpsc::Sender<Job>>,
     timeout: Duration,
     failing: bool,
+    /// A search's query, sent to the worker as the call arrived
+    /// ([`Lender::embed_ahead`]), and where its answer will come.
+    ahead: Mutex<Option<(String, mpsc::Receiver<Answer>)>>,
+    /// Single texts' vectors, the most recent last: a query asked again is
+    /// not embedded again, nor embedded ahead for nothing.
+    recent: Mutex<VecDeque<(String, Vec<f32>)>>,
 }
+
+/// Single texts [`Lender`] remembers the vectors of (~0.4 MB at 384
+/// dimensions).
+const RECENT_TEXTS: usize = 256;
 
 impl Lender {
     pub fn new(choice: &EmbedderChoice, timeout: Duration) -> Lender {
@@ -121,13 +133,67 @@ impl Lender {
                 )
             }
         };
-        let jobs = worker.map(spawn_worker);
-        Lender {
-            failing: matches!(choice, EmbedderChoice::Failing),
+        Lender::over(
             info,
-            jobs,
+            worker,
+            matches!(choice, EmbedderChoice::Failing),
             timeout,
+        )
+    }
+
+    fn over(
+        info: Option<EmbedderInfo>,
+        worker: Option<Loader>,
+        failing: bool,
+        timeout: Duration,
+    ) -> Lender {
+        Lender {
+            failing,
+            info,
+            jobs: worker.map(spawn_worker),
+            timeout,
+            ahead: Mutex::default(),
+            recent: Mutex::default(),
         }
+    }
+
+    /// Starts embedding a search's query as the call arrives, so the
+    /// forward pass runs while the guest does its lexical legs; the guest's
+    /// own request for the same text then waits only for what is left.
+    /// Nothing is started when there is no embedder, or the text's vector is
+    /// at hand. A query the guest does not ask for (it has the vector, or no
+    /// entry has one yet) costs the worker one forward pass.
+    pub fn embed_ahead(&self, text: &str) {
+        let Some(jobs) = &self.jobs else { return };
+        if self.failing || self.recalled(text).is_some() {
+            return;
+        }
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        if ahead.as_ref().is_some_and(|(started, _)| started == text) {
+            return;
+        }
+        let (reply, answer) = mpsc::channel();
+        if jobs.send((vec![text.to_string()], reply)).is_ok() {
+            *ahead = Some((text.to_string(), answer));
+        }
+    }
+
+    fn recalled(&self, text: &str) -> Option<Vec<f32>> {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent
+            .iter()
+            .rev()
+            .find(|(known, _)| known == text)
+            .map(|(_, vector)| vector.clone())
+    }
+
+    fn remember(&self, text: &str, vector: &[f32]) {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|(known, _)| known != text);
+        if recent.len() == RECENT_TEXTS {
+            recent.pop_front();
+        }
+        recent.push_back((text.to_string(), vector.to_vec()));
     }
 
     pub fn describe(&self) -> Option<EmbedderInfo> {
@@ -145,11 +211,36 @@ impl Lender {
                 "no embedder is configured".into(),
             ));
         };
-        let (reply, answer) = mpsc::channel();
-        jobs.send((texts, reply))
-            .map_err(|_| EmbedFailure::Unavailable("the embedder worker has stopped".into()))?;
+        let single = match texts.as_slice() {
+            [text] => Some(text.clone()),
+            _ => None,
+        };
+        if let Some(vector) = single.as_deref().and_then(|text| self.recalled(text)) {
+            return Ok(vec![vector]);
+        }
+        let started = single.as_deref().and_then(|text| {
+            let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            ahead
+                .take_if(|(started, _)| started == text)
+                .map(|(_, answer)| answer)
+        });
+        let answer = match started {
+            Some(answer) => answer,
+            None => {
+                let (reply, answer) = mpsc::channel();
+                jobs.send((texts, reply)).map_err(|_| {
+                    EmbedFailure::Unavailable("the embedder worker has stopped".into())
+                })?;
+                answer
+            }
+        };
         match answer.recv_timeout(self.timeout) {
-            Ok(Ok(vectors)) => Ok(vectors),
+            Ok(Ok(vectors)) => {
+                if let (Some(text), [vector]) = (&single, vectors.as_slice()) {
+                    self.remember(text, vector);
+                }
+                Ok(vectors)
+            }
             Ok(Err(message)) => Err(EmbedFailure::Failed(message)),
             Err(mpsc::RecvTimeoutError::Timeout) => Err(EmbedFailure::Timeout(format!(
                 "no answer within {} ms",
@@ -187,4 +278,107 @@ fn spawn_worker(load: Loader) -> mpsc::Sender<Job> {
         }
     });
     tx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// The deterministic embedder, counting the texts it is handed.
+    struct Counting(Arc<AtomicUsize>);
+
+    impl Backend for Counting {
+        fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            deterministic::HashEmbedder.embed(texts)
+        }
+    }
+
+    fn counting() -> (Lender, Arc<AtomicUsize>) {
+        let count = Arc::new(AtomicUsize::new(0));
+        let backend = Counting(count.clone());
+        let loader: Loader = Box::new(move || Ok(Box::new(backend) as Box<dyn Backend>));
+        let info = deterministic::info("test");
+        let lender = Lender::over(Some(info), Some(loader), false, Duration::from_secs(30));
+        (lender, count)
+    }
+
+    #[test]
+    fn a_query_embedded_ahead_is_answered_once_and_then_remembered() {
+        let (lender, count) = counting();
+        let direct = deterministic::HashEmbedder
+            .embed(&["kafka rebalance".to_string()])
+            .unwrap();
+        lender.embed_ahead("kafka rebalance");
+        lender.embed_ahead("kafka rebalance");
+        assert_eq!(
+            lender.embed(vec!["kafka rebalance".into()]).unwrap(),
+            direct
+        );
+        assert_eq!(
+            lender.embed(vec!["kafka rebalance".into()]).unwrap(),
+            direct
+        );
+        lender.embed_ahead("kafka rebalance");
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        // Another text, or several, are embedded as asked.
+        let both = vec!["kafka rebalance".to_string(), "redis pool".to_string()];
+        assert_eq!(
+            lender.embed(both.clone()).unwrap(),
+            deterministic::HashEmbedder.embed(&both).unwrap()
+        );
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_query_embedded_ahead_but_not_asked_for_leaves_the_next_one_alone() {
+        let (lender, count) = counting();
+        lender.embed_ahead("first query");
+        lender.embed_ahead("second query");
+        let second = lender.embed(vec!["second query".into()]).unwrap();
+        assert_eq!(
+            second,
+            deterministic::HashEmbedder
+                .embed(&["second query".to_string()])
+                .unwrap()
+        );
+        let first = lender.embed(vec!["first query".into()]).unwrap();
+        assert_eq!(
+            first,
+            deterministic::HashEmbedder
+                .embed(&["first query".to_string()])
+                .unwrap()
+        );
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn only_the_last_texts_are_remembered() {
+        let (lender, count) = counting();
+        for i in 0..=RECENT_TEXTS {
+            lender.embed(vec![format!("query {i}")]).unwrap();
+        }
+        lender.embed(vec![format!("query {RECENT_TEXTS}")]).unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), RECENT_TEXTS + 1);
+        lender.embed(vec!["query 0".into()]).unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), RECENT_TEXTS + 2);
+    }
+
+    #[test]
+    fn nothing_is_embedded_ahead_without_an_embedder() {
+        let none = Lender::new(&EmbedderChoice::None, Duration::from_secs(1));
+        none.embed_ahead("anything");
+        assert!(matches!(
+            none.embed(vec!["anything".into()]),
+            Err(EmbedFailure::Unavailable(_))
+        ));
+        let failing = Lender::new(&EmbedderChoice::Failing, Duration::from_secs(1));
+        failing.embed_ahead("anything");
+        assert!(matches!(
+            failing.embed(vec!["anything".into()]),
+            Err(EmbedFailure::Failed(_))
+        ));
+    }
 }

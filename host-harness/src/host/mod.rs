@@ -460,6 +460,12 @@ impl MemoryHost {
     /// `borrow<memory>` parameter) and returns its result as the component
     /// gave it (a `result` still holds the component's own error). `extra` is
     /// time on top of the call timeout.
+    /// Starts embedding a search's query before the guest runs (see
+    /// [`Lender::embed_ahead`]); every way into `recall.search` calls it.
+    pub fn embed_ahead(&self, query: &str) {
+        self.embedder.embed_ahead(query);
+    }
+
     pub fn call_export(
         &mut self,
         export: &Export,
@@ -507,6 +513,7 @@ impl MemoryHost {
         &mut self,
         request: &wit_recall::SearchRequest,
     ) -> Result<wit_recall::SearchResult, CallError> {
+        self.embed_ahead(&request.query);
         self.call(|store, b, m| b.openclaw_memory_recall().call_search(store, m, request))
     }
 
