@@ -143,7 +143,6 @@ pub fn describe_call(export: &Export) -> Value {
     })
 }
 
-/// The error for a call name no export has.
 /// The query of a `recall.search` call, which the host embeds ahead of
 /// the guest's asking.
 fn search_query<'a>(call: &CallType, args: &'a [Option<Value>]) -> Option<&'a str> {
@@ -152,6 +151,7 @@ fn search_query<'a>(call: &CallType, args: &'a [Option<Value>]) -> Option<&'a st
         .flatten()
 }
 
+/// The error for a call name no export has.
 fn no_such_call<'a>(call: &str, names: impl Iterator<Item = &'a String>) -> anyhow::Error {
     anyhow::anyhow!(
         "the component exports no `{call}`; it exports {}",

@@ -3,7 +3,9 @@
 //! deterministic bag-of-words embedder and one that always fails.
 //!
 //! Every backend runs behind `Lender`, which puts a host-side timeout on each
-//! call: an epoch deadline does not interrupt a blocking host import.
+//! call: an epoch deadline does not interrupt a blocking host import. The
+//! `Lender` also starts a search's query embedding as the call arrives
+//! (`embed_ahead`), and remembers the last single texts' vectors.
 
 pub mod deterministic;
 pub mod minilm;
@@ -160,12 +162,16 @@ impl Lender {
     /// Starts embedding a search's query as the call arrives, so the
     /// forward pass runs while the guest does its lexical legs; the guest's
     /// own request for the same text then waits only for what is left.
-    /// Nothing is started when there is no embedder, or the text's vector is
-    /// at hand. A query the guest does not ask for (it has the vector, or no
-    /// entry has one yet) costs the worker one forward pass.
+    /// Nothing is started when there is no embedder, the text's vector is
+    /// at hand, or the guest will refuse the query (blank, holding NUL, or
+    /// longer than it takes). A query the guest does not ask for (it has the
+    /// vector, or no entry has one yet) costs the worker one forward pass.
     pub fn embed_ahead(&self, text: &str) {
         let Some(jobs) = &self.jobs else { return };
-        if self.failing || self.recalled(text).is_some() {
+        let refused = text.trim().is_empty()
+            || text.contains('\0')
+            || text.trim().chars().count() > memory_core::ops::recall::MAX_QUERY_CHARS;
+        if refused || self.knows(text) {
             return;
         }
         let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
@@ -178,16 +184,29 @@ impl Lender {
         }
     }
 
-    fn recalled(&self, text: &str) -> Option<Vec<f32>> {
+    fn knows(&self, text: &str) -> bool {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        recent
-            .iter()
-            .rev()
-            .find(|(known, _)| known == text)
-            .map(|(_, vector)| vector.clone())
+        recent.iter().any(|(known, _)| known == text)
     }
 
+    /// A remembered text's vector, which becomes the most recent.
+    fn recalled(&self, text: &str) -> Option<Vec<f32>> {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let at = recent.iter().position(|(known, _)| known == text)?;
+        let entry = recent.remove(at)?;
+        let vector = entry.1.clone();
+        recent.push_back(entry);
+        Some(vector)
+    }
+
+    /// Keeps a text's vector, unless it is one the guest will refuse (not
+    /// finite, or not of the embedder's dimensions): a passing fault must
+    /// not be served again.
     fn remember(&self, text: &str, vector: &[f32]) {
+        let dimensions = self.info.as_ref().map(|i| i.dimensions as usize);
+        if Some(vector.len()) != dimensions || vector.iter().any(|v| !v.is_finite()) {
+            return;
+        }
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent.retain(|(known, _)| known != text);
         if recent.len() == RECENT_TEXTS {
@@ -286,19 +305,19 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    /// The deterministic embedder, counting the texts it is handed.
-    struct Counting(Arc<AtomicUsize>);
+    /// An embedder, counting the texts it is handed.
+    struct Counted<B>(Arc<AtomicUsize>, B);
 
-    impl Backend for Counting {
+    impl<B: Backend> Backend for Counted<B> {
         fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
             self.0.fetch_add(texts.len(), Ordering::SeqCst);
-            deterministic::HashEmbedder.embed(texts)
+            self.1.embed(texts)
         }
     }
 
     fn counting() -> (Lender, Arc<AtomicUsize>) {
         let count = Arc::new(AtomicUsize::new(0));
-        let backend = Counting(count.clone());
+        let backend = Counted(count.clone(), deterministic::HashEmbedder);
         let loader: Loader = Box::new(move || Ok(Box::new(backend) as Box<dyn Backend>));
         let info = deterministic::info("test");
         let lender = Lender::over(Some(info), Some(loader), false, Duration::from_secs(30));
@@ -355,15 +374,47 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_texts_are_remembered() {
+    fn only_the_texts_last_used_are_remembered() {
         let (lender, count) = counting();
-        for i in 0..=RECENT_TEXTS {
+        for i in 0..RECENT_TEXTS {
             lender.embed(vec![format!("query {i}")]).unwrap();
         }
-        lender.embed(vec![format!("query {RECENT_TEXTS}")]).unwrap();
+        // Used again, the first is now the most recent: the second goes.
+        lender.embed(vec!["query 0".into()]).unwrap();
+        lender.embed(vec!["one more".into()]).unwrap();
         assert_eq!(count.load(Ordering::SeqCst), RECENT_TEXTS + 1);
         lender.embed(vec!["query 0".into()]).unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), RECENT_TEXTS + 1);
+        lender.embed(vec!["query 1".into()]).unwrap();
         assert_eq!(count.load(Ordering::SeqCst), RECENT_TEXTS + 2);
+    }
+
+    #[test]
+    fn vectors_the_guest_would_refuse_are_not_remembered() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let counted = count.clone();
+        let loader: Loader = Box::new(move || {
+            Ok(Box::new(Counted(
+                counted,
+                deterministic::FaultyEmbedder { nan: true },
+            )) as Box<dyn Backend>)
+        });
+        let info = deterministic::info("nan");
+        let lender = Lender::over(Some(info), Some(loader), false, Duration::from_secs(30));
+        lender.embed(vec!["q".into()]).unwrap();
+        lender.embed(vec!["q".into()]).unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn queries_the_guest_refuses_are_not_embedded_ahead() {
+        let (lender, count) = counting();
+        let long = "word ".repeat(memory_core::ops::recall::MAX_QUERY_CHARS);
+        for query in ["", "   ", "nul\0inside", long.as_str()] {
+            lender.embed_ahead(query);
+        }
+        lender.embed(vec!["asked".into()]).unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 1);
     }
 
     #[test]

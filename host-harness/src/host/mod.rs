@@ -456,16 +456,18 @@ impl MemoryHost {
         exports::exported_functions(&self.engine, &self.component)
     }
 
-    /// Calls `export` with `params` (`None` where the open memory goes: a
-    /// `borrow<memory>` parameter) and returns its result as the component
-    /// gave it (a `result` still holds the component's own error). `extra` is
-    /// time on top of the call timeout.
     /// Starts embedding a search's query before the guest runs (see
-    /// [`Lender::embed_ahead`]); every way into `recall.search` calls it.
+    /// [`Lender::embed_ahead`]): `search` and every call of the
+    /// `recall.search` export by name do. (The guest's own searches, an
+    /// escalation model's `memory_search` tool, embed as they go.)
     pub fn embed_ahead(&self, query: &str) {
         self.embedder.embed_ahead(query);
     }
 
+    /// Calls `export` with `params` (`None` where the open memory goes: a
+    /// `borrow<memory>` parameter) and returns its result as the component
+    /// gave it (a `result` still holds the component's own error). `extra` is
+    /// time on top of the call timeout.
     pub fn call_export(
         &mut self,
         export: &Export,

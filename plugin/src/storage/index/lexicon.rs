@@ -9,10 +9,11 @@
 //!
 //! Terms are FTS5's own tokens (its tokenizer is called, Porter stemming
 //! included), so the lists hold exactly what FTS5 matches. A term's lists
-//! are built from one FTS5 walk when a search first needs it, and from then
-//! on every write that adds or removes a row holding it updates them: the
-//! changes are gathered per transaction and applied before it commits (or
-//! discarded with it).
+//! are built from one FTS5 walk when a search first needs it (a term held by
+//! fewer than `MIN_LISTED` rows is walked at each search instead), and from
+//! then on every write that adds or removes a row holding it updates them:
+//! the changes are gathered per transaction and applied before it commits
+//! (or discarded with it).
 
 use crate::logic::lexical::{self, Impacts, Phrase, Posting, TermChanges, TopK};
 use crate::storage::sqlite::fts5_rank::length_of_rowid;
@@ -88,6 +89,14 @@ impl FtsTable {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// What the lexicon keeps of a term.
+enum Stored {
+    Usable(CachedTerm),
+    /// Kept, but worn down (or unreadable): to be built again.
+    Worn,
+    Absent,
 }
 
 /// A term of one of the tables, as FTS5 indexed it.
@@ -339,13 +348,16 @@ impl Lexicon {
             let term = match cached {
                 Some(term) => term,
                 None => match self.stored_term(conn, table, token)? {
-                    Some(term) => {
+                    Stored::Usable(term) => {
                         self.cache.borrow_mut().put(key, term.clone());
                         term
                     }
-                    None => {
+                    stored => {
                         let term = self.walk(conn, table, phrase, avg)?;
-                        if term.count >= self.min_listed.max(1) {
+                        // Worn lists are built again whatever the count
+                        // (writes keep them up to date, and a row left
+                        // stale would be read and walked at every search).
+                        if term.count >= self.min_listed.max(1) || matches!(stored, Stored::Worn) {
                             walked.push((token, term.clone()));
                         }
                         term
@@ -442,28 +454,32 @@ impl Lexicon {
         Ok(Some(lexical::score_all(&phrases, avg, k)))
     }
 
-    /// A term's row count and impacts as kept (listed), unless it has none
-    /// or they are worn down.
+    /// A term's row count and impacts as kept (listed).
     fn stored_term(
         &self,
         conn: &Connection,
         table: FtsTable,
         token: &[u8],
-    ) -> Result<Option<CachedTerm>, DbError> {
+    ) -> Result<Stored, DbError> {
         let key = [Value::Text(table.kind()), Value::Blob(token)];
         let stored = conn.query_row(
             "SELECT rows, impacts FROM lexicon WHERE kind = ?1 AND term = ?2",
             &key,
             |r| Ok((r.get_i64(0), r.get_blob(1))),
         )?;
-        Ok(stored.and_then(|(count, stored)| {
-            let impacts = Impacts::decode(&stored).filter(|i| !i.is_worn(self.keep))?;
-            Some(CachedTerm {
-                count,
-                impacts: Some(Rc::new(impacts)),
-                postings: None,
-            })
-        }))
+        let Some((count, stored)) = stored else {
+            return Ok(Stored::Absent);
+        };
+        Ok(
+            match Impacts::decode(&stored).filter(|i| !i.is_worn(self.keep)) {
+                Some(impacts) => Stored::Usable(CachedTerm {
+                    count,
+                    impacts: Some(Rc::new(impacts)),
+                    postings: None,
+                }),
+                None => Stored::Worn,
+            },
+        )
     }
 
     /// A term's complete list, count and impacts from FTS5: one walk of the
