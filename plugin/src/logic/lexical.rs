@@ -123,6 +123,12 @@ impl Impacts {
         impacts
     }
 
+    /// The most the term adds to any row per unit of idf, at this average
+    /// length: its strongest row in `best`, or the frontier's.
+    pub fn strongest(&self, avg_length: f64) -> f64 {
+        strongest_of(&self.best, avg_length).max(self.rest_bound(avg_length))
+    }
+
     /// Every row of the term is in `best`.
     pub fn is_complete(&self) -> bool {
         self.rest.is_empty()
@@ -365,12 +371,37 @@ fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
     None
 }
 
+/// The most any of these postings adds to its row per unit of idf.
+pub fn strongest_of(postings: &[Posting], avg_length: f64) -> f64 {
+    postings
+        .iter()
+        .map(|p| p.saturation(avg_length))
+        .fold(0.0, f64::max)
+}
+
+/// A phrase's complete list, as [`score_all`] scores it.
+pub struct Listed<'a> {
+    pub idf: f64,
+    /// Every row holding it, in row order.
+    pub postings: &'a [Posting],
+    /// The most it adds to any row per unit of idf ([`Impacts::strongest`]
+    /// at the same average length; 0 for an empty list).
+    pub strongest: f64,
+}
+
 /// The `k` best rows for an OR of phrases from their complete posting
 /// lists (each in row order; `idf` per phrase), best first, with exactly
 /// the scores `memory_bm25` gives and its order (ties: the larger row id
-/// first). One pass merging the lists by row: its cost grows with the
-/// matches, at a small constant per posting.
-pub fn score_all(phrases: &[(f64, &[Posting])], avg_length: f64, k: usize) -> Vec<(i64, f64)> {
+/// first).
+///
+/// Document at a time with MaxScore pruning: once `k` rows are held, the
+/// lists whose maxima together stay below the k-th score cannot bring a
+/// row in alone, so only the other lists are walked and these are looked
+/// into (by galloping) for the rows found, and a row is dropped as soon as
+/// what it has plus what the lists not yet looked into can add stays below
+/// the k-th score. With a common word beside rarer ones, the common word's
+/// list is skipped over instead of walked.
+pub fn score_all(phrases: &[Listed], avg_length: f64, k: usize) -> Vec<(i64, f64)> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     /// A row in the heap of the best so far; the worst on top.
@@ -390,40 +421,92 @@ pub fn score_all(phrases: &[(f64, &[Posting])], avg_length: f64, k: usize) -> Ve
     if k == 0 {
         return Vec::new();
     }
-    let mut at = vec![0usize; phrases.len()];
     // Each length's norm, computed once (NaN: not yet); row lengths are
     // below 4,096, longer ones are computed each time.
     let mut norms: Vec<f64> = vec![f64::NAN; 4_096];
+    let mut norm_of = |length: u16| match norms.get_mut(length as usize) {
+        Some(cached) => {
+            if cached.is_nan() {
+                *cached = norm(length as f64, avg_length);
+            }
+            *cached
+        }
+        None => norm(length as f64, avg_length),
+    };
+    // What a phrase adds to a row: `score`'s term, bit for bit.
+    let adds = |idf: f64, q: &Posting, norm: f64| {
+        let f = q.frequency as f64;
+        idf * (f * (K1 + 1.0)) / (f + norm)
+    };
+    // Each list's most it adds to any row, and the lists weakest first.
+    let most: Vec<f64> = phrases.iter().map(|p| p.idf * p.strongest).collect();
+    let mut weakest_first: Vec<usize> = (0..phrases.len()).collect();
+    weakest_first.sort_by(|&a, &b| most[a].total_cmp(&most[b]));
+    // up_to[j]: the most the j+1 weakest lists add together.
+    let up_to: Vec<f64> = weakest_first
+        .iter()
+        .scan(0.0, |sum, &p| {
+            *sum += most[p];
+            Some(*sum)
+        })
+        .collect();
+    // A row is dropped only when its most stays below the k-th score by
+    // far more than the rounding of these sums (another order than the
+    // exact score's), so a row that could tie it (and win on its larger
+    // row id) is always scored.
+    let below = |most: f64, kth: f64| most * (1.0 + 1e-9) < kth;
+    let mut at = vec![0usize; phrases.len()];
+    let mut adding = vec![0.0f64; phrases.len()];
+    let mut holds = vec![false; phrases.len()];
     let mut best: BinaryHeap<Reverse<Best>> = BinaryHeap::with_capacity(k + 1);
+    // The weakest lists, `weakest_first[..skipped]`, are only looked into.
+    let mut skipped = 0;
     loop {
-        let row = phrases
+        let walked = &weakest_first[skipped..];
+        let row = walked
             .iter()
-            .zip(&at)
-            .filter_map(|(p, &i)| p.1.get(i).map(|q| q.row))
+            .filter_map(|&p| phrases[p].postings.get(at[p]).map(|q| q.row))
             .min();
         let Some(row) = row else { break };
-        let length = phrases
-            .iter()
-            .zip(&at)
-            .find_map(|(p, &i)| p.1.get(i).filter(|q| q.row == row).map(|q| q.length))
-            .unwrap_or(0);
-        let norm = match norms.get_mut(length as usize) {
-            Some(cached) => {
-                if cached.is_nan() {
-                    *cached = norm(length as f64, avg_length);
+        holds.fill(false);
+        let mut has = 0.0;
+        let mut norm = f64::NAN;
+        for &p in walked {
+            if let Some(q) = phrases[p].postings.get(at[p]).filter(|q| q.row == row) {
+                if norm.is_nan() {
+                    norm = norm_of(q.length);
                 }
-                *cached
+                adding[p] = adds(phrases[p].idf, q, norm);
+                holds[p] = true;
+                has += adding[p];
+                at[p] += 1;
             }
-            None => norm(length as f64, avg_length),
-        };
+        }
+        let kth = best.peek().map(|w| w.0 .0);
+        let mut dropped = false;
+        for j in (0..skipped).rev() {
+            if kth.is_some_and(|kth| below(has + up_to[j], kth)) {
+                dropped = true;
+                break;
+            }
+            let p = weakest_first[j];
+            let list = phrases[p].postings;
+            at[p] = gallop(list, at[p], row);
+            if let Some(q) = list.get(at[p]).filter(|q| q.row == row) {
+                adding[p] = adds(phrases[p].idf, q, norm);
+                holds[p] = true;
+                has += adding[p];
+            }
+        }
+        if dropped {
+            continue;
+        }
         // `score`'s sum in phrase order; a phrase the row lacks would add
         // +0.0, which leaves the (non-negative) sum as it is: skipped.
         let mut s = -0.0;
-        for (phrase, i) in phrases.iter().zip(at.iter_mut()) {
-            if let Some(q) = phrase.1.get(*i).filter(|q| q.row == row) {
-                let f = q.frequency as f64;
-                s += phrase.0 * (f * (K1 + 1.0)) / (f + norm);
-                *i += 1;
+        for (p, &held) in holds.iter().enumerate() {
+            if held {
+                s += adding[p];
             }
         }
         if best.len() < k {
@@ -431,11 +514,32 @@ pub fn score_all(phrases: &[(f64, &[Posting])], avg_length: f64, k: usize) -> Ve
         } else if best.peek().is_some_and(|w| Best(s, row) > w.0) {
             best.pop();
             best.push(Reverse(Best(s, row)));
+        } else {
+            continue;
+        }
+        if best.len() == k {
+            let kth = best.peek().map_or(0.0, |w| w.0 .0);
+            while skipped < phrases.len() && below(up_to[skipped], kth) {
+                skipped += 1;
+            }
         }
     }
     let mut out: Vec<(i64, f64)> = best.into_iter().map(|Reverse(b)| (b.1, b.0)).collect();
     out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     out
+}
+
+/// The first position at or after `from` in `list` (in row order) whose
+/// row is at least `row`: doubling steps, then a binary search.
+fn gallop(list: &[Posting], from: usize, row: i64) -> usize {
+    let mut step = 1;
+    let mut low = from;
+    while low + step < list.len() && list[low + step].row < row {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step + 1).min(list.len());
+    low + list[low..high].partition_point(|q| q.row < row)
 }
 
 /// One phrase of a query, as the top-k sees it.
@@ -833,13 +937,27 @@ mod tests {
 
     #[test]
     fn scoring_every_posting_matches_brute_force_in_order() {
-        for seed in 1..=80u64 {
+        for seed in 1..=160u64 {
             let mut rng = Rng(seed * 7919 + 3);
-            let terms = 1 + rng.below(4) as usize;
-            let rows = 1 + rng.below(300) as usize;
-            let corpus = corpus(&mut rng, rows, terms);
+            let terms = 1 + rng.below(6) as usize;
+            let rows = 1 + rng.below(if seed % 4 == 0 { 3_000 } else { 300 }) as usize;
+            let mut corpus = corpus(&mut rng, rows, terms);
+            // Every other seed, texts repeated (as copied notes are): rows
+            // tie exactly, and the k-th score is reached by many rows.
+            if seed % 2 == 0 {
+                let copies = 1 + rng.below(8) as usize;
+                let originals = corpus.len().div_ceil(copies);
+                for i in originals..corpus.len() {
+                    let (length, f) = (corpus[i % originals].1, corpus[i % originals].2.clone());
+                    corpus[i].1 = length;
+                    corpus[i].2 = f;
+                }
+            }
             let avg = 17.5;
-            let idfs: Vec<f64> = (0..terms).map(|t| 0.3 + t as f64 * 0.9).collect();
+            // Weights in any order: the weakest list is not always the first.
+            let idfs: Vec<f64> = (0..terms)
+                .map(|_| 1e-6_f64.max(rng.below(4_000) as f64 / 1_000.0))
+                .collect();
             let lists: Vec<Vec<Posting>> = (0..terms)
                 .map(|t| {
                     corpus
@@ -853,12 +971,26 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let phrases: Vec<(f64, &[Posting])> = idfs
+            // The bounds from impacts that keep part of each list in full,
+            // built when the average length was another (as writes move
+            // it): the strongest row may then be on the frontier.
+            let keep = 1 + rng.below(40) as usize;
+            let built_at = avg * (0.2 + rng.below(300) as f64 / 100.0);
+            let impacts: Vec<Impacts> = lists
+                .iter()
+                .map(|l| Impacts::build(l, built_at, keep))
+                .collect();
+            let phrases: Vec<Listed> = idfs
                 .iter()
                 .zip(&lists)
-                .map(|(&i, l)| (i, l.as_slice()))
+                .zip(&impacts)
+                .map(|((&idf, l), i)| Listed {
+                    idf,
+                    postings: l,
+                    strongest: i.strongest(avg),
+                })
                 .collect();
-            for k in [1, 7, 24, 1000] {
+            for k in [1, 2, 7, 24, 1000] {
                 assert_eq!(
                     score_all(&phrases, avg, k),
                     brute_force(&corpus, &idfs, avg, k),

@@ -2,8 +2,8 @@
 //! needed, how many rows hold it, its impacts (the rows where it weighs
 //! most, and a bound for the others; `logic::lexical`) and its complete
 //! list in blocks. A search settles its best rows from the impacts when the
-//! bound allows, else scores every posting of the complete lists in one
-//! merge. FTS5 scores what the lists cannot: trigram indexes, phrases of
+//! bound allows, else merges the complete lists, skipping the postings the
+//! lists' maxima rule out (MaxScore). FTS5 scores what the lists cannot: trigram indexes, phrases of
 //! several tokens, a search inside a write transaction, lists that disagree
 //! with their count (dropped, to be built again).
 //!
@@ -15,7 +15,7 @@
 //! the changes are gathered per transaction and applied before it commits
 //! (or discarded with it).
 
-use crate::logic::lexical::{self, Impacts, Phrase, Posting, TermChanges, TopK};
+use crate::logic::lexical::{self, Impacts, Listed, Phrase, Posting, TermChanges, TopK};
 use crate::storage::sqlite::fts5_rank::length_of_rowid;
 use crate::storage::sqlite::fts5_tokens::{Purpose, Tokenizer};
 use crate::storage::sqlite::{Connection, DbError, Value};
@@ -415,7 +415,7 @@ impl Lexicon {
                 }
             }
         }
-        // The lists cannot settle it: every posting of the complete lists.
+        // The impacts cannot settle it: the complete lists, merged.
         let mut lists: HashMap<&[u8], Rc<Vec<Posting>>> = HashMap::new();
         for (token, term) in &terms {
             if term.count == 0 {
@@ -443,12 +443,19 @@ impl Lexicon {
             };
             lists.insert(token, postings);
         }
-        let phrases: Vec<(f64, &[Posting])> = tokens
+        let phrases: Vec<Listed> = tokens
             .iter()
-            .zip(&idfs)
-            .map(|(token, &idf)| {
+            .zip(&view)
+            .map(|(token, phrase)| {
                 let list = token.as_ref().and_then(|t| lists.get(t.as_slice()));
-                (idf, list.map_or(&[][..], |l| l.as_slice()))
+                Listed {
+                    idf: phrase.idf,
+                    postings: list.map_or(&[][..], |l| l.as_slice()),
+                    strongest: match phrase.impacts {
+                        Some(impacts) => impacts.strongest(avg),
+                        None => lexical::strongest_of(list.map_or(&[][..], |l| l), avg),
+                    },
+                }
             })
             .collect();
         Ok(Some(lexical::score_all(&phrases, avg, k)))
