@@ -396,8 +396,9 @@ pub struct Listed<'a> {
 ///
 /// Document at a time with MaxScore pruning: once `k` rows are held, the
 /// lists whose maxima together stay below the k-th score cannot bring a
-/// row in alone, so only the other lists are walked and these are looked
-/// into (by galloping) for the rows found, and a row is dropped as soon as
+/// row in alone: only the other lists are walked, the skipped ones are
+/// looked into (by galloping) for the rows the walked ones bring, and a
+/// row is dropped as soon as
 /// what it has plus what the lists not yet looked into can add stays below
 /// the k-th score. With a common word beside rarer ones, the common word's
 /// list is skipped over instead of walked.
@@ -955,8 +956,12 @@ mod tests {
             }
             let avg = 17.5;
             // Weights in any order: the weakest list is not always the first.
+            // (1e-6: a word in more than half of the rows.)
             let idfs: Vec<f64> = (0..terms)
-                .map(|_| 1e-6_f64.max(rng.below(4_000) as f64 / 1_000.0))
+                .map(|_| match rng.below(4) {
+                    0 => 1e-6,
+                    _ => 1e-6_f64.max(rng.below(4_000) as f64 / 1_000.0),
+                })
                 .collect();
             let lists: Vec<Vec<Posting>> = (0..terms)
                 .map(|t| {
@@ -980,7 +985,7 @@ mod tests {
                 .iter()
                 .map(|l| Impacts::build(l, built_at, keep))
                 .collect();
-            let phrases: Vec<Listed> = idfs
+            let mut phrases: Vec<Listed> = idfs
                 .iter()
                 .zip(&lists)
                 .zip(&impacts)
@@ -990,6 +995,23 @@ mod tests {
                     strongest: i.strongest(avg),
                 })
                 .collect();
+            for l in &lists {
+                assert!(l.iter().all(|p| p.saturation(avg) <= strongest_of(l, avg)));
+            }
+            // A word said twice in the query: its list twice, one pointer each.
+            let mut idfs = idfs;
+            if seed % 5 == 0 {
+                phrases.push(Listed {
+                    idf: idfs[0],
+                    postings: &lists[0],
+                    strongest: impacts[0].strongest(avg),
+                });
+                idfs.push(idfs[0]);
+                for row in &mut corpus {
+                    let f = row.2[0];
+                    row.2.push(f);
+                }
+            }
             for k in [1, 2, 7, 24, 1000] {
                 assert_eq!(
                     score_all(&phrases, avg, k),

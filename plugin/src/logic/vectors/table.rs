@@ -136,11 +136,14 @@ impl CodeTable {
         }
         let mut distances: Vec<u16> = Vec::with_capacity(self.len());
         let mut counts = vec![0usize; self.words * 64 + 2];
+        debug_assert_eq!(query.len(), self.words);
         match <&[u64; 6]>::try_from(query) {
             // MiniLM's 384 dimensions: a loop the compiler unrolls, the
             // costliest of the vector leg at millions of entries.
-            Ok(query) => distances_to(query, &self.codes, &mut distances, &mut counts),
-            Err(_) => {
+            Ok(query) if self.words == 6 => {
+                distances_to(query, &self.codes, &mut distances, &mut counts)
+            }
+            _ => {
                 for code in self.codes.chunks_exact(self.words) {
                     let d = hamming(query, code) as u16;
                     distances.push(d);

@@ -2,8 +2,8 @@
 //! needed, how many rows hold it, its impacts (the rows where it weighs
 //! most, and a bound for the others; `logic::lexical`) and its complete
 //! list in blocks. A search settles its best rows from the impacts when the
-//! bound allows, else merges the complete lists, skipping the postings the
-//! lists' maxima rule out (MaxScore). FTS5 scores what the lists cannot: trigram indexes, phrases of
+//! bound allows, else merges the complete lists, skipping the postings
+//! the lists' maxima rule out (MaxScore). FTS5 scores what the lists cannot: trigram indexes, phrases of
 //! several tokens, a search inside a write transaction, lists that disagree
 //! with their count (dropped, to be built again).
 //!
@@ -335,7 +335,8 @@ impl Lexicon {
             }
         }
         let (rows, avg) = totals(conn, table)?;
-        self.cache.borrow_mut().at_version(data_version(conn)?);
+        let version = data_version(conn)?;
+        self.cache.borrow_mut().at_version(version);
         let mut terms: HashMap<&[u8], CachedTerm> = HashMap::new();
         let mut walked: Vec<(&[u8], CachedTerm)> = Vec::new();
         for (phrase, token) in phrases.iter().zip(&tokens) {
@@ -432,6 +433,10 @@ impl Lexicon {
                         self.cache.borrow_mut().forget(&(table, token.to_vec()));
                         return Ok(None);
                     }
+                    // Another connection committed since the impacts were
+                    // read: they may not bound this list (a row added
+                    // since would be skipped). FTS5 answers this search.
+                    Some(_) if data_version(conn)? != version => return Ok(None),
                     Some(postings) => {
                         let postings = Rc::new(postings);
                         let mut known = term.clone();

@@ -113,8 +113,8 @@ CREATE TABLE lexicon (
 
 -- The complete row list of each term in `lexicon`, in blocks of up to
 -- 512 postings (logic::lexical::encode_block), keyed by their first row: a
--- search the impacts cannot settle scores every posting from here instead
--- of through FTS5.
+-- search the impacts cannot settle merges these lists (MaxScore) instead of
+-- asking FTS5.
 CREATE TABLE postings (
   kind  TEXT NOT NULL CHECK (kind IN ('entry', 'window')),
   term  BLOB NOT NULL,
