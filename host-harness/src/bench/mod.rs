@@ -4,6 +4,7 @@
 
 pub mod life;
 pub mod subject;
+pub mod supersession;
 pub mod vectors;
 
 use serde_json::{json, Value};

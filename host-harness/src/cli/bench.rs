@@ -90,6 +90,23 @@ pub struct LifeArgs {
     keep: Option<PathBuf>,
 }
 
+/// `bench-supersession`'s flags.
+#[derive(Args)]
+pub struct SupersessionArgs {
+    /// Seed of the corpus: people, subjects, values, phrasings and dates.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Facts whose value changes (two to four values each).
+    #[arg(long, default_value_t = 40)]
+    changed: usize,
+    /// Facts said once and never changed.
+    #[arg(long, default_value_t = 40)]
+    unchanged: usize,
+    /// Write the workspace and its labels (labels.json) in DIR and keep them.
+    #[arg(long)]
+    keep: Option<PathBuf>,
+}
+
 /// Annotated entries in the general benchmark's MEMORY.md.
 const LANE1_ENTRIES: usize = 1_000;
 
@@ -500,5 +517,105 @@ pub fn vectors(g: &Global, args: VectorsArgs) -> anyhow::Result<i32> {
         },
     })?;
     println!("{figures}");
+    Ok(0)
+}
+
+pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
+    use memory_harness::bench::supersession::{generate, Score, HITS};
+    let SupersessionArgs {
+        seed,
+        changed,
+        unchanged,
+        keep,
+    } = args;
+    let now_text = g
+        .now
+        .clone()
+        .unwrap_or_else(|| "2026-12-01T09:00:00Z".into());
+    let now = parse_now(&now_text)?;
+    let corpus = generate(seed, now.div_euclid(86_400_000), changed, unchanged);
+    let temp = tempfile::tempdir()?;
+    let dir = keep.unwrap_or_else(|| temp.path().join("workspace"));
+    if dir.join("memory").exists() {
+        bail!(
+            "{} already holds a workspace; give an empty directory",
+            dir.display()
+        );
+    }
+    for (path, text) in &corpus.files {
+        let file = dir.join(path);
+        std::fs::create_dir_all(file.parent().expect("a file in a folder"))?;
+        std::fs::write(file, text)?;
+    }
+    let labels: Vec<Value> = corpus
+        .questions
+        .iter()
+        .map(|q| json!({"query": q.query, "versions": q.versions, "latest_age_days": q.latest_age_days}))
+        .collect();
+    std::fs::write(
+        dir.join("labels.json"),
+        serde_json::to_string_pretty(&labels)?,
+    )?;
+    let mut g = g.clone();
+    g.workspace = Some(dir.clone());
+    g.now = Some(now_text);
+    g.time_zone = Some("UTC".into());
+    let mut scores = Vec::new();
+    for (name, half_life) in [
+        ("configured", g.half_life_days),
+        ("time_neutral", Some(0.0)),
+    ] {
+        let mut config = g.clone();
+        config.half_life_days = half_life;
+        let mut subject = Subject::sandboxed(open(&config)?);
+        if scores.is_empty() {
+            subject.sync(false)?;
+        }
+        let mut score = Score::default();
+        for q in &corpus.questions {
+            score.add(q, &subject.hits(&q.query, HITS, now)?);
+        }
+        scores.push((name, score));
+    }
+    let (configured, neutral) = (scores[0].1, scores[1].1);
+    let kept = if neutral.unchanged_found == 0 {
+        1.0
+    } else {
+        configured.unchanged_found as f64 / neutral.unchanged_found as f64
+    };
+    let round = |x: f64| (x * 1_000.0).round() / 1_000.0;
+    let figures = json!({
+        "benchmark": "supersession",
+        "seed": seed,
+        "changed_facts": configured.changed,
+        "unchanged_facts": configured.unchanged,
+        "hits": HITS,
+        "latest_first": round(configured.latest_first_rate()),
+        "latest_first_time_neutral": round(neutral.latest_first_rate()),
+        "latest_found": round(configured.latest_found as f64 / configured.changed.max(1) as f64),
+        "unchanged_recall": round(configured.unchanged_recall()),
+        "unchanged_recall_time_neutral": round(neutral.unchanged_recall()),
+        "unchanged_recall_kept": round(kept),
+    });
+    if g.json {
+        println!("{figures}");
+    } else {
+        println!(
+            "supersession, seed {seed}: {} changed facts, {} unchanged, top {HITS} hits",
+            configured.changed, configured.unchanged
+        );
+        println!(
+            "latest value first      {:.3}  (time-neutral {:.3})   target >= 0.95",
+            configured.latest_first_rate(),
+            neutral.latest_first_rate()
+        );
+        println!(
+            "unchanged facts found   {:.3}  (time-neutral {:.3}; kept {:.3})   target kept >= 0.9",
+            configured.unchanged_recall(),
+            neutral.unchanged_recall(),
+            kept
+        );
+        println!("{figures}");
+    }
     Ok(0)
 }

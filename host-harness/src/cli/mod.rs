@@ -84,6 +84,11 @@ enum Command {
     /// Time lane 1 (trigger injection and intents) per message on a
     /// deterministic synthetic workspace, sandboxed and natively; prints JSON.
     BenchLane1(bench::Lane1Args),
+    /// Facts that change over a year of daily notes beside facts that never
+    /// change: how often the latest value outranks the stale ones, and the
+    /// recall of unchanged old facts, with the configured ranking and
+    /// time-neutral; prints a summary and one JSON object.
+    BenchSupersession(bench::SupersessionArgs),
     /// Run a dreaming sweep: light and REM write their blocks in DREAMS.md,
     /// deep promotes gated candidates into MEMORY.md.
     Dream(dream::DreamArgs),
@@ -184,6 +189,7 @@ fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
         Command::Settings(args) => settings::settings(g, args),
         Command::Demo(args) => demo::demo(g, args),
         Command::BenchLife(args) => bench::life(g, args),
+        Command::BenchSupersession(args) => bench::supersession(g, args),
         Command::BenchVectors(args) => bench::vectors(g, args),
         Command::BenchLane1(args) => bench::lane1(g, args),
         Command::Bench(args) => bench::notes(g, args),
