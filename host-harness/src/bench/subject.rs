@@ -143,24 +143,31 @@ impl Subject {
         Ok(count(&result["hits"]))
     }
 
-    /// One search's hits: where each is (an evaluation: nothing recorded).
+    /// One search's hits, where each is, and the search's mode (an
+    /// evaluation: nothing recorded).
     pub fn hits(
         &mut self,
         query: &str,
         max_results: u32,
         now_ms: i64,
-    ) -> anyhow::Result<Vec<super::supersession::Hit>> {
+    ) -> anyhow::Result<(Vec<super::supersession::Hit>, String)> {
         let request = json!({"query": query, "max_results": max_results, "context": Self::context(Turn::Unattributed)});
         let result = self.call("recall.search", now_ms, json!({ "request": request }))?;
+        let mode = match (&result["mode"], &result["degraded"]) {
+            (Value::String(mode), Value::String(why)) => format!("{mode} ({why})"),
+            (Value::String(mode), _) => mode.clone(),
+            _ => "unknown".into(),
+        };
         let hits = result["hits"].as_array().cloned().unwrap_or_default();
-        Ok(hits
+        let hits = hits
             .iter()
             .map(|h| super::supersession::Hit {
                 path: h["path"].as_str().unwrap_or_default().to_string(),
                 start_line: h["lines"]["start"].as_u64().unwrap_or(0) as u32,
                 end_line: h["lines"]["end"].as_u64().unwrap_or(0) as u32,
             })
-            .collect())
+            .collect();
+        Ok((hits, mode))
     }
 
     /// The owner's note, as the agent's `memory_note` writes it.

@@ -6,9 +6,11 @@
 //!
 //! Two figures, for any ranking: how often the latest value of a changed
 //! fact outranks every stale one, and how many unchanged old facts are
-//! found at all. Generated from a seed (people, services, projects, values,
-//! phrasings and dates all vary with it), so nothing can be tuned to one
-//! corpus.
+//! found at all. Generated from a seed: which people, services, projects,
+//! values, phrasings and dates a corpus uses all vary with it (the lists
+//! they are drawn from are fixed). Change words ("moved", "now") appear in
+//! first statements, later ones and chatter alike, so they do not mark
+//! the latest value.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -257,8 +259,13 @@ const ALLERGIES: &[&str] = &[
     "sesame",
 ];
 const PLACES: &[&str] = &[
-    "Lisbon", "Berlin", "Toronto", "Osaka", "Nairobi", "Austin", "Leeds",
+    "Lisbon", "Berlin", "Toronto", "Osaka", "Nairobi", "Austin", "Leeds", "Porto", "Krakow",
+    "Dublin", "Seoul", "Denver", "Oslo", "Lagos", "Perth", "Quito",
 ];
+
+/// Facts of each group (changed, unchanged) a corpus can hold: five kinds,
+/// each on subjects from a list of at least fifteen.
+pub const MAX_FACTS: usize = 75;
 const MONTHS: &[&str] = &[
     "January",
     "February",
@@ -281,6 +288,8 @@ const MENTIONS: &[&str] = &[
     "Spent the afternoon chasing a flaky test around {s}.",
     "Wrote up notes on {s} for the quarterly review.",
     "{p} wants a design doc before anyone touches {s} again.",
+    "Moved the {s} runbook to the new wiki.",
+    "{p} took over the {s} dashboards from now on.",
 ];
 const FILLER: &[&str] = &[
     "Lunch with {p}; talked about hiking routes.",
@@ -310,11 +319,13 @@ const HOST: Kind = Kind {
         "The {s} service runs on {v}.",
         "{s} is deployed on host {v}.",
         "Our {s} server lives on {v}.",
+        "{s} moved to {v} when the cluster was built.",
     ],
     later: &[
         "Moved the {s} service to {v} today.",
         "{s} migrated over to {v}; the old box is retired.",
         "The {s} server is now {v} after the migration.",
+        "Checked the inventory: {s} runs on {v}.",
     ],
     questions: &[
         "Which host runs the {s} service?",
@@ -326,11 +337,13 @@ const ON_CALL: Kind = Kind {
     first: &[
         "{v} is on call for {s} this rotation.",
         "On-call for {s} is {v} from today.",
+        "{v} took the {s} pager for the rotation.",
     ],
     later: &[
         "{v} took over the {s} on-call.",
         "Handed the {s} pager to {v}.",
         "{v} is the new on-call for {s}.",
+        "{v} is on call for {s}.",
     ],
     questions: &[
         "Who is on call for {s}?",
@@ -342,11 +355,13 @@ const PREFERENCE: Kind = Kind {
     first: &[
         "{s} prefers {v} for {a}.",
         "{s} says {v} is the only way for {a}.",
+        "{s} switched to {v} for {a} years ago.",
     ],
     later: &[
         "{s} switched to {v} for {a}.",
         "{s} now prefers {v} for {a}, not the old choice.",
         "For {a}, {s} has moved on to {v}.",
+        "{s} prefers {v} for {a}.",
     ],
     questions: &[
         "What does {s} prefer for {a}?",
@@ -363,6 +378,7 @@ const RENAME: Kind = Kind {
         "Project {s} got renamed again, to {v}.",
         "{s} is called {v} from now on.",
         "Marketing renamed {s} to {v}.",
+        "Project {s} goes by {v}.",
     ],
     questions: &[
         "What is project {s} called now?",
@@ -374,11 +390,13 @@ const MEETING: Kind = Kind {
     first: &[
         "The {s} sync meeting is on {v}.",
         "We hold the {s} sync on {v}.",
+        "Moved the new {s} sync to {v} to suit everyone.",
     ],
     later: &[
         "Moved the {s} sync to {v}.",
         "The {s} sync meeting is {v} from now on.",
         "{s} sync is rescheduled to {v}.",
+        "We hold the {s} sync on {v}.",
     ],
     questions: &[
         "When is the {s} sync?",
@@ -460,16 +478,45 @@ fn person(rng: &mut Rng) -> String {
     format!("{} {}", rng.pick(FIRST), rng.pick(LAST))
 }
 
+/// Every name the lists make, shuffled: subjects are taken from it one by
+/// one, so no two facts are about the same person.
+fn everyone(rng: &mut Rng) -> Vec<String> {
+    let mut names: Vec<String> = FIRST
+        .iter()
+        .flat_map(|f| LAST.iter().map(move |l| format!("{f} {l}")))
+        .collect();
+    for i in (1..names.len()).rev() {
+        names.swap(i, rng.below(i + 1));
+    }
+    names
+}
+
+/// `n` distinct values drawn by `draw` (which must be able to make them).
+fn distinct_values(rng: &mut Rng, n: usize, draw: impl Fn(&mut Rng) -> String) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    while out.len() < n {
+        let value = draw(rng);
+        if !out.contains(&value) {
+            out.push(value);
+        }
+    }
+    out
+}
+
 /// `changed` facts with two to four values and `unchanged` ones with one,
 /// on subjects no two facts of a kind share.
 fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
     let services = rng.distinct(SERVICES, SERVICES.len());
     let projects = rng.distinct(PROJECTS, PROJECTS.len());
     let places = rng.distinct(PLACES, PLACES.len());
+    let mut people = everyone(rng);
+    let mut someone_new = || people.pop().expect("352 names for at most 225 people");
+    assert!(changed <= MAX_FACTS && unchanged <= MAX_FACTS);
     let mut out = Vec::new();
     for i in 0..changed + unchanged {
         let versions = if i < changed { 2 + rng.below(3) } else { 1 };
-        let round = i / 5;
+        // Each kind's facts take its subjects in turn, so none repeats.
+        let round = if i < changed { i } else { i - changed } / 5;
         let (kind, subject, aspect, values): (&Kind, String, String, Vec<String>) = if i < changed {
             match i % 5 {
                 0 => (
@@ -485,13 +532,13 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                     &ON_CALL,
                     projects[round % projects.len()].into(),
                     String::new(),
-                    (0..versions).map(|_| person(rng)).collect(),
+                    distinct_values(rng, versions, person),
                 ),
                 2 => {
                     let (aspect, choices) = ACTIVITIES[rng.below(ACTIVITIES.len())];
                     (
                         &PREFERENCE,
-                        person(rng),
+                        someone_new(),
                         aspect.into(),
                         rng.distinct(choices, versions)
                             .into_iter()
@@ -512,9 +559,9 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                     &MEETING,
                     services[(round + 5) % services.len()].into(),
                     String::new(),
-                    (0..versions)
-                        .map(|_| format!("{} at {}", rng.pick(DAYS_OF_WEEK), rng.pick(TIMES)))
-                        .collect(),
+                    distinct_values(rng, versions, |rng| {
+                        format!("{} at {}", rng.pick(DAYS_OF_WEEK), rng.pick(TIMES))
+                    }),
                 ),
             }
         } else {
@@ -527,7 +574,7 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                 ),
                 1 => (
                     &BIRTHDAY,
-                    person(rng),
+                    someone_new(),
                     String::new(),
                     vec![format!("{} {}", rng.pick(MONTHS), 1 + rng.below(28))],
                 ),
@@ -539,7 +586,7 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                 ),
                 3 => (
                     &ALLERGY,
-                    person(rng),
+                    someone_new(),
                     String::new(),
                     vec![rng.pick(ALLERGIES).to_string()],
                 ),
@@ -689,6 +736,26 @@ mod tests {
         let mut s = Score::default();
         s.add(&q, &[hit("a", 3), hit("b", 4)]);
         assert_eq!((s.changed, s.latest_first, s.latest_found), (1, 0, 1));
+    }
+
+    #[test]
+    fn no_two_facts_of_a_kind_share_a_subject_and_values_do_not_repeat() {
+        for seed in 1..=20 {
+            let mut rng = Rng::new(seed);
+            let facts = facts(&mut rng, MAX_FACTS, MAX_FACTS);
+            let mut seen = std::collections::HashSet::new();
+            for f in &facts {
+                assert!(
+                    seen.insert((f.kind.questions[0], f.subject.clone(), f.aspect.clone())),
+                    "seed {seed}: {} twice",
+                    f.subject
+                );
+                let mut values = f.values.clone();
+                values.sort();
+                values.dedup();
+                assert_eq!(values.len(), f.values.len(), "seed {seed}: {:?}", f.values);
+            }
+        }
     }
 
     #[test]

@@ -521,13 +521,16 @@ pub fn vectors(g: &Global, args: VectorsArgs) -> anyhow::Result<i32> {
 }
 
 pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
-    use memory_harness::bench::supersession::{generate, Score, HITS};
+    use memory_harness::bench::supersession::{generate, Score, HITS, MAX_FACTS};
     let SupersessionArgs {
         seed,
         changed,
         unchanged,
         keep,
     } = args;
+    if changed > MAX_FACTS || unchanged > MAX_FACTS {
+        bail!("--changed and --unchanged go up to {MAX_FACTS} (five kinds of fact, each on distinct subjects)");
+    }
     let now_text = g
         .now
         .clone()
@@ -536,9 +539,9 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
     let corpus = generate(seed, now.div_euclid(86_400_000), changed, unchanged);
     let temp = tempfile::tempdir()?;
     let dir = keep.unwrap_or_else(|| temp.path().join("workspace"));
-    if dir.join("memory").exists() {
+    if std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some()) {
         bail!(
-            "{} already holds a workspace; give an empty directory",
+            "{} is not empty; give a new or empty directory",
             dir.display()
         );
     }
@@ -561,6 +564,8 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
     g.now = Some(now_text);
     g.time_zone = Some("UTC".into());
     let mut scores = Vec::new();
+    // The search modes seen: a configured embedder that failed shows here.
+    let mut modes = std::collections::BTreeSet::new();
     for (name, half_life) in [
         ("configured", g.half_life_days),
         ("time_neutral", Some(0.0)),
@@ -573,7 +578,9 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         }
         let mut score = Score::default();
         for q in &corpus.questions {
-            score.add(q, &subject.hits(&q.query, HITS, now)?);
+            let (hits, mode) = subject.hits(&q.query, HITS, now)?;
+            score.add(q, &hits);
+            modes.insert(mode);
         }
         scores.push((name, score));
     }
@@ -590,6 +597,7 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         "changed_facts": configured.changed,
         "unchanged_facts": configured.unchanged,
         "hits": HITS,
+        "modes": modes,
         "latest_first": round(configured.latest_first_rate()),
         "latest_first_time_neutral": round(neutral.latest_first_rate()),
         "latest_found": round(configured.latest_found as f64 / configured.changed.max(1) as f64),
@@ -601,8 +609,10 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         println!("{figures}");
     } else {
         println!(
-            "supersession, seed {seed}: {} changed facts, {} unchanged, top {HITS} hits",
-            configured.changed, configured.unchanged
+            "supersession, seed {seed}: {} changed facts, {} unchanged, top {HITS} hits, search {}",
+            configured.changed,
+            configured.unchanged,
+            modes.iter().cloned().collect::<Vec<_>>().join(" and ")
         );
         println!(
             "latest value first      {:.3}  (time-neutral {:.3})   target >= 0.95",

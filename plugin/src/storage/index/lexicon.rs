@@ -334,8 +334,8 @@ impl Lexicon {
                 _ => return Ok(None),
             }
         }
-        let (rows, avg) = totals(conn, table)?;
         let version = data_version(conn)?;
+        let (rows, avg) = totals(conn, table)?;
         self.cache.borrow_mut().at_version(version);
         let mut terms: HashMap<&[u8], CachedTerm> = HashMap::new();
         let mut walked: Vec<(&[u8], CachedTerm)> = Vec::new();
@@ -425,6 +425,11 @@ impl Lexicon {
             let postings = match &term.postings {
                 Some(postings) => postings.clone(),
                 None => match self.postings(conn, table, token, term.count)? {
+                    // Another connection committed since the impacts were
+                    // read: they may not bound this list (a row added
+                    // since would be skipped), and a count that disagrees
+                    // is no sign of damage. FTS5 answers this search.
+                    _ if data_version(conn)? != version => return Ok(None),
                     None => {
                         // Lists that disagree with their count are dropped
                         // (the next search builds them again); a read-only
@@ -433,10 +438,6 @@ impl Lexicon {
                         self.cache.borrow_mut().forget(&(table, token.to_vec()));
                         return Ok(None);
                     }
-                    // Another connection committed since the impacts were
-                    // read: they may not bound this list (a row added
-                    // since would be skipped). FTS5 answers this search.
-                    Some(_) if data_version(conn)? != version => return Ok(None),
                     Some(postings) => {
                         let postings = Rc::new(postings);
                         let mut known = term.clone();
