@@ -12,11 +12,15 @@
 //! first statements, later ones and chatter alike, so they do not mark
 //! the latest value.
 
+use super::life::generate::{date_of, Rng};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Hits a question is judged on (the results a search returns).
 pub const HITS: u32 = 10;
+
+/// A day in milliseconds.
+const DAY_MS: i64 = 86_400_000;
 
 /// Days of notes, ending the day before `now`.
 const DAYS: i64 = 360;
@@ -113,34 +117,12 @@ fn ratio(n: usize, of: usize) -> f64 {
     }
 }
 
-/// A tiny deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-    /// `n` distinct items, in random order.
-    fn distinct<'a>(&mut self, items: &[&'a str], n: usize) -> Vec<&'a str> {
-        let mut pool = items.to_vec();
-        let mut out = Vec::new();
-        while out.len() < n && !pool.is_empty() {
-            out.push(pool.swap_remove(self.below(pool.len())));
-        }
-        out
-    }
+/// `n` distinct items of `items`, in random order.
+fn distinct<'a>(rng: &mut Rng, items: &[&'a str], n: usize) -> Vec<&'a str> {
+    let mut pool = items.to_vec();
+    rng.shuffle(&mut pool);
+    pool.truncate(n);
+    pool
 }
 
 const FIRST: &[&str] = &[
@@ -485,9 +467,7 @@ fn everyone(rng: &mut Rng) -> Vec<String> {
         .iter()
         .flat_map(|f| LAST.iter().map(move |l| format!("{f} {l}")))
         .collect();
-    for i in (1..names.len()).rev() {
-        names.swap(i, rng.below(i + 1));
-    }
+    rng.shuffle(&mut names);
     names
 }
 
@@ -506,9 +486,9 @@ fn distinct_values(rng: &mut Rng, n: usize, draw: impl Fn(&mut Rng) -> String) -
 /// `changed` facts with two to four values and `unchanged` ones with one,
 /// on subjects no two facts of a kind share.
 fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
-    let services = rng.distinct(SERVICES, SERVICES.len());
-    let projects = rng.distinct(PROJECTS, PROJECTS.len());
-    let places = rng.distinct(PLACES, PLACES.len());
+    let services = distinct(rng, SERVICES, SERVICES.len());
+    let projects = distinct(rng, PROJECTS, PROJECTS.len());
+    let places = distinct(rng, PLACES, PLACES.len());
     let mut people = everyone(rng);
     let mut someone_new = || people.pop().expect("352 names for at most 225 people");
     assert!(changed <= MAX_FACTS && unchanged <= MAX_FACTS);
@@ -523,7 +503,7 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                     &HOST,
                     services[round % services.len()].into(),
                     String::new(),
-                    rng.distinct(HOSTS, versions)
+                    distinct(rng, HOSTS, versions)
                         .iter()
                         .map(|h| format!("{h}-{:02}", 1 + rng.below(40)))
                         .collect(),
@@ -540,7 +520,7 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                         &PREFERENCE,
                         someone_new(),
                         aspect.into(),
-                        rng.distinct(choices, versions)
+                        distinct(rng, choices, versions)
                             .into_iter()
                             .map(String::from)
                             .collect(),
@@ -550,7 +530,7 @@ fn facts(rng: &mut Rng, changed: usize, unchanged: usize) -> Vec<Fact> {
                     &RENAME,
                     projects[(round + 7) % projects.len()].into(),
                     String::new(),
-                    rng.distinct(NEW_NAMES, versions)
+                    distinct(rng, NEW_NAMES, versions)
                         .into_iter()
                         .map(String::from)
                         .collect(),
@@ -651,7 +631,7 @@ pub fn generate(seed: u64, today: i64, changed: usize, unchanged: usize) -> Corp
     let mut latest_day: Vec<i64> = vec![0; facts.len()];
     let mut files = Vec::new();
     for d in 0..DAYS {
-        let date = civil_date(today - DAYS + d);
+        let date = date_of((today - DAYS + d) * DAY_MS);
         let path = format!("memory/{date}.md");
         let mut lines: Vec<Line> = (0..2 + rng.below(5))
             .map(|_| (fill_chatter(rng.pick(FILLER), "", &person(&mut rng)), None))
@@ -687,21 +667,6 @@ fn fill_chatter(template: &str, subject: &str, someone: &str) -> String {
     capitalised(&template.replace("{s}", subject).replace("{p}", someone))
 }
 
-/// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian).
-fn civil_date(days: i64) -> String {
-    // Howard Hinnant's days_from_civil, inverted.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + (month <= 2) as i64;
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -712,13 +677,6 @@ mod tests {
             start_line: line,
             end_line: line,
         }
-    }
-
-    #[test]
-    fn dates_are_civil() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(20_454), "2026-01-01");
-        assert_eq!(civil_date(20_513), "2026-03-01");
     }
 
     #[test]
@@ -768,6 +726,8 @@ mod tests {
                 .map(|(p, t)| (p.as_str(), t.as_str()))
                 .collect();
             assert_eq!(corpus.files.len(), DAYS as usize);
+            // Day 20,790 is 2026-12-03: the notes end the day before.
+            assert_eq!(corpus.files.last().unwrap().0, "memory/2026-12-02.md");
             assert_eq!(corpus.questions.iter().filter(|q| q.changed()).count(), 20);
             for q in &corpus.questions {
                 assert!(!q.query.contains('{'), "{}", q.query);
