@@ -142,6 +142,7 @@ pub struct QueryConfig {
     pub candidates_per_leg: Option<u32>,
     pub vector_weight: Option<f32>,
     pub recency_half_life_days: Option<f32>,
+    pub recency_floor: Option<f32>,
     pub mmr_lambda: Option<f32>,
 }
 

@@ -24,6 +24,7 @@ pub const FILE_KEYS: &[(&str, &str)] = &[
         "search.recencyHalfLifeDays",
         "memory.search.query.recencyHalfLifeDays",
     ),
+    ("search.recencyFloor", "memory.search.query.recencyFloor"),
     ("search.mmrLambda", "memory.search.query.mmrLambda"),
     ("search.tokenizer", "memory.search.store.fts.tokenizer"),
     ("search.chunking.tokens", "memory.search.chunking.tokens"),

@@ -340,6 +340,7 @@ fn forwarded_flags(g: &Global) -> Vec<String> {
         g.model_dir.as_ref().map(|p| p.display().to_string()),
     );
     pass("half-life-days", g.half_life_days.map(|d| d.to_string()));
+    pass("recency-floor", g.recency_floor.map(|f| f.to_string()));
     pass("tokenizer", g.tokenizer.clone());
     if g.no_cache {
         flags.push("--no-cache".into());

@@ -45,10 +45,15 @@ pub struct Global {
     pub model_dir: Option<PathBuf>,
     // The help shows the component's default (memory_core::config).
     #[arg(long, global = true, help = flag_help(
-        "Recency half-life in days for daily notes; 0 = time-neutral ranking",
+        "Half-life in days of the decaying part of a daily note's recency; 0 = time-neutral ranking",
         "search.recencyHalfLifeDays",
     ))]
     pub half_life_days: Option<f32>,
+    #[arg(long, global = true, help = flag_help(
+        "Share of a daily note's score recency never takes away (0 = pure decay)",
+        "search.recencyFloor",
+    ))]
+    pub recency_floor: Option<f32>,
     #[arg(long, global = true, help = flag_help(
         "FTS tokenizer: unicode61 or trigram (changing it rebuilds the index)",
         "search.tokenizer",
@@ -95,6 +100,7 @@ impl Global {
                     "search.recencyHalfLifeDays",
                     self.half_life_days.map(Into::into),
                 ),
+                ("search.recencyFloor", self.recency_floor.map(Into::into)),
                 ("search.tokenizer", self.tokenizer.clone().map(Into::into)),
             ]
             .into_iter()

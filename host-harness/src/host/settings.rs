@@ -14,6 +14,7 @@ pub fn wit_settings(s: &memory_core::Settings) -> wit_store::Settings {
             candidates_per_leg: s.search.candidates_per_leg,
             vector_weight: s.search.vector_weight,
             recency_half_life_days: s.search.recency_half_life_days,
+            recency_floor: s.search.recency_floor,
             mmr_lambda: s.search.mmr_lambda,
         },
         chunking: wit_store::ChunkSettings {

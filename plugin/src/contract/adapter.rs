@@ -21,6 +21,7 @@ pub fn settings(settings: wit_store::Settings) -> core::Settings {
             candidates_per_leg: settings.search.candidates_per_leg,
             vector_weight: settings.search.vector_weight,
             recency_half_life_days: settings.search.recency_half_life_days,
+            recency_floor: settings.search.recency_floor,
             mmr_lambda: settings.search.mmr_lambda,
         },
         chunking: core::ChunkSettings {
@@ -566,6 +567,7 @@ pub fn resolve(
                 candidates_per_leg: s.search.candidates_per_leg,
                 vector_weight: s.search.vector_weight,
                 recency_half_life_days: s.search.recency_half_life_days,
+                recency_floor: s.search.recency_floor,
                 mmr_lambda: s.search.mmr_lambda,
             },
             chunking: wit_store::ChunkSettings {

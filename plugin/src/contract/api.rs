@@ -184,6 +184,7 @@ pub struct SearchSettings {
     pub candidates_per_leg: u32,
     pub vector_weight: f32,
     pub recency_half_life_days: f32,
+    pub recency_floor: f32,
     pub mmr_lambda: f32,
 }
 

@@ -114,8 +114,14 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "search.recencyHalfLifeDays",
         kind: Kind::Number { default: 30.0, min: 0.0, min_exclusive: false, max: None },
-        doc: "Recency half-life of dated daily notes, in days; 0 switches decay off (time-neutral ranking).",
+        doc: "Half-life in days of the decaying part of a daily note's recency (see search.recencyFloor); 0 switches decay off (time-neutral ranking).",
         slot: |r| &mut r.settings.search.recency_half_life_days,
+    },
+    Setting {
+        key: "search.recencyFloor",
+        kind: Kind::Number { default: 0.5, min: 0.0, min_exclusive: false, max: Some(1.0) },
+        doc: "Share of a daily note's score recency never takes away: recency = floor + (1 − floor) × 0.5^(age ÷ half-life), so near equals still rank newest first while an old note that clearly answers stays above weak recent ones; 0 is pure decay.",
+        slot: |r| &mut r.settings.search.recency_floor,
     },
     Setting {
         key: "search.mmrLambda",
@@ -553,6 +559,7 @@ fn blank(workspace: PathBuf) -> Resolved {
                 candidates_per_leg: 0,
                 vector_weight: 0.0,
                 recency_half_life_days: 0.0,
+                recency_floor: 0.0,
                 mmr_lambda: 0.0,
             },
             chunking: ChunkSettings {
@@ -684,9 +691,10 @@ mod tests {
             (
                 s.search.vector_weight,
                 s.search.recency_half_life_days,
+                s.search.recency_floor,
                 s.search.mmr_lambda
             ),
-            (0.3, 30.0, 0.7)
+            (0.3, 30.0, 0.5, 0.7)
         );
         assert_eq!((s.chunking.tokens, s.chunking.overlap), (400, 80));
         assert_eq!(s.fts_tokenizer, FtsTokenizer::Unicode61);

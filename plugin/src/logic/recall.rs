@@ -10,7 +10,10 @@
 //! - an entry next to a daily-note match gets at least `neighbour_weight` of
 //!   that match's relevance (a reply answers the line before it); one that
 //!   passes only that way is marked `by_context`;
-//! - recency = ½^(age ÷ half-life) for dated daily notes, 1 for everything else;
+//! - recency = floor + (1 − floor)·½^(age ÷ half-life) for dated daily notes,
+//!   1 for everything else: the decaying part orders near equals newest
+//!   first, the floor (½ by default) keeps an old entry that nothing newer
+//!   matches as well above weak recent ones;
 //! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
 //! - project = 1.15 for entries tagged with an active project, 0.85 for
 //!   entries tagged only with other projects, 1 for untagged entries.
@@ -73,6 +76,9 @@ pub struct RankSettings {
     /// Whether the vector leg ran for this query.
     pub hybrid: bool,
     pub half_life_days: f32,
+    /// Share of a dated entry's score recency never takes (see
+    /// `recency_multiplier`).
+    pub recency_floor: f32,
     pub mmr_lambda: f32,
     pub min_score: f32,
     pub max_results: usize,
@@ -124,10 +130,20 @@ pub fn project_multiplier_for(entry_projects: &[String], active: &[String], hono
     }
 }
 
-pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32) -> f32 {
+/// `floor + (1 − floor) · ½^(age ÷ half-life)`: the decaying part halves
+/// every half-life and `floor` of the score is never taken away, so newer
+/// entries still win among near equals while a months-old entry that
+/// clearly answers keeps its place above weak recent ones. A floor of 0 is
+/// the seed's pure decay.
+pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32, floor: f32) -> f32 {
     match age_days {
         Some(age) if half_life_days > 0.0 && age > 0.0 => {
-            0.5f64.powf(age / half_life_days as f64) as f32
+            let floor = if floor.is_nan() {
+                0.0
+            } else {
+                floor.clamp(0.0, 1.0) as f64
+            };
+            (floor + (1.0 - floor) * 0.5f64.powf(age / half_life_days as f64)) as f32
         }
         _ => 1.0,
     }
@@ -186,7 +202,8 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
             if relevance.is_nan() || relevance < settings.min_score || relevance <= 0.0 {
                 return None;
             }
-            let recency = recency_multiplier(c.age_days, settings.half_life_days);
+            let recency =
+                recency_multiplier(c.age_days, settings.half_life_days, settings.recency_floor);
             let importance = importance_multiplier(c.importance);
             let project = c.project;
             let parts = ScoreParts {
@@ -271,6 +288,7 @@ mod tests {
             vector_weight: 0.7,
             hybrid: false,
             half_life_days: 30.0,
+            recency_floor: 0.0,
             mmr_lambda: 1.0,
             min_score: 0.35,
             max_results: 6,
@@ -361,11 +379,62 @@ mod tests {
 
     #[test]
     fn recency_halves_every_half_life_and_spares_evergreen() {
-        assert_eq!(recency_multiplier(None, 30.0), 1.0);
-        assert!((recency_multiplier(Some(30.0), 30.0) - 0.5).abs() < 1e-6);
-        assert!((recency_multiplier(Some(60.0), 30.0) - 0.25).abs() < 1e-6);
-        assert_eq!(recency_multiplier(Some(-3.0), 30.0), 1.0);
-        assert_eq!(recency_multiplier(Some(300.0), 0.0), 1.0);
+        assert_eq!(recency_multiplier(None, 30.0, 0.0), 1.0);
+        assert!((recency_multiplier(Some(30.0), 30.0, 0.0) - 0.5).abs() < 1e-6);
+        assert!((recency_multiplier(Some(60.0), 30.0, 0.0) - 0.25).abs() < 1e-6);
+        assert_eq!(recency_multiplier(Some(-3.0), 30.0, 0.0), 1.0);
+        assert_eq!(recency_multiplier(Some(300.0), 0.0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn the_floor_is_never_decayed_and_the_rest_halves() {
+        assert_eq!(recency_multiplier(Some(0.0), 30.0, 0.5), 1.0);
+        assert!((recency_multiplier(Some(30.0), 30.0, 0.5) - 0.75).abs() < 1e-6);
+        assert!((recency_multiplier(Some(60.0), 30.0, 0.5) - 0.625).abs() < 1e-6);
+        let year = recency_multiplier(Some(365.0), 30.0, 0.5);
+        assert!(year > 0.5 && year < 0.5002);
+        // Still newer-first among old entries (until the decaying part
+        // rounds away in f32, after about two years).
+        assert!(recency_multiplier(Some(200.0), 30.0, 0.5) > year);
+        assert_eq!(recency_multiplier(Some(30.0), 30.0, 1.0), 1.0);
+        assert_eq!(recency_multiplier(None, 30.0, 0.5), 1.0);
+        assert_eq!(recency_multiplier(Some(90.0), 0.0, 0.5), 1.0);
+        // Out of range is clamped; a floor that is not a number is none.
+        assert!((recency_multiplier(Some(30.0), 30.0, -1.0) - 0.5).abs() < 1e-6);
+        assert_eq!(recency_multiplier(Some(30.0), 30.0, 2.0), 1.0);
+        assert!((recency_multiplier(Some(30.0), 30.0, f32::NAN) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn with_a_floor_an_old_clear_answer_outranks_weak_recent_entries() {
+        let mut s = settings();
+        s.recency_floor = 0.5;
+        s.min_score = 0.0;
+        let mut old_answer = lexical(1, 10.0, 1.0);
+        old_answer.age_days = Some(300.0);
+        let mut recent_mention = lexical(2, 3.0, 0.5);
+        recent_mention.age_days = Some(2.0);
+        let mut newer_equal = lexical(3, 10.0, 1.0);
+        newer_equal.age_days = Some(100.0);
+        let ids: Vec<i64> = rank(vec![old_answer.clone(), recent_mention.clone()], &s)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [1, 2]);
+        // Without the floor the same recent mention buries it.
+        s.recency_floor = 0.0;
+        let ids: Vec<i64> = rank(vec![old_answer.clone(), recent_mention], &s)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [2, 1]);
+        // An equally relevant newer entry still comes first.
+        s.recency_floor = 0.5;
+        let ids: Vec<i64> = rank(vec![old_answer, newer_equal], &s)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [3, 1]);
     }
 
     #[test]

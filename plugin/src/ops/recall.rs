@@ -86,6 +86,7 @@ impl Memory {
                 vector_weight: s.vector_weight,
                 hybrid: found.hybrid,
                 half_life_days: s.recency_half_life_days,
+                recency_floor: s.recency_floor,
                 mmr_lambda: s.mmr_lambda,
                 min_score: request.min_score.unwrap_or(s.min_score),
                 max_results: limit,
