@@ -2,6 +2,7 @@
 # Retrieval quality by one command (issue 23): the supersession benchmark
 # (generated, in the repository: does the latest value of a changed fact
 # come first, and are unchanged old facts still found) over several seeds,
+# as hand-written daily notes and as notes written with supersedes keys,
 # and beside it LoCoMo's R@4k (dev split) in the four modes — FTS-only and
 # hybrid, each with the configured ranking and time-neutral — when
 # ../shared's data and evaluation tool are there (they are not part of the
@@ -22,7 +23,8 @@ read -r -a FLAGS <<< "${MEMORY_FLAGS:-}"
 
 echo "== supersession (hybrid unless MEMORY_FLAGS says otherwise; top 10 hits)"
 for seed in "${SEEDS[@]}"; do
-  "$BIN" "${FLAGS[@]}" bench-supersession --seed "$seed" | tail -n 3 | head -n 2 | sed "s/^/seed $seed: /"
+  "$BIN" "${FLAGS[@]}" bench-supersession --seed "$seed" | tail -n 3 | head -n 2 | sed "s/^/seed $seed, hand-written: /"
+  "$BIN" "${FLAGS[@]}" bench-supersession --seed "$seed" --keyed | tail -n 3 | head -n 2 | sed "s/^/seed $seed, keyed notes: /"
 done
 
 DATA=${LOCOMO_DATA:-../shared/data/locomo-dev.json}

@@ -177,6 +177,21 @@ impl Subject {
         Ok(())
     }
 
+    /// The owner's note under a supersedes key, as `memory_note` with
+    /// `supersedes` writes it: where its line landed (path, line).
+    pub fn keyed_note(
+        &mut self,
+        text: &str,
+        key: Option<&str>,
+        now_ms: i64,
+    ) -> anyhow::Result<(String, u32)> {
+        let request = json!({"text": text, "origin": "sender-message", "supersedes_key": key, "context": Self::context(Turn::Owner)});
+        let report = self.call("write.note", now_ms, json!({ "request": request }))?;
+        let path = report["path"].as_str().unwrap_or_default().to_string();
+        let line = report["lines"][0].as_u64().unwrap_or(0) as u32;
+        Ok((path, line))
+    }
+
     pub fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let request = json!({"purpose": "session-start"});
         self.call("bootstrap.load", now_ms, json!({ "request": request }))?;

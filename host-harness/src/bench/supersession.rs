@@ -46,6 +46,29 @@ impl Question {
 pub struct Corpus {
     pub files: Vec<(String, String)>,
     pub questions: Vec<Question>,
+    /// The same lines as notes an agent writes through `memory_note`, in
+    /// order (for `--keyed`).
+    pub notes: Vec<Note>,
+}
+
+/// One line of the corpus as a note: its day (days since 1970), its text,
+/// and for a fact's value the fact's supersedes key and which question and
+/// version it answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    pub day: i64,
+    pub text: String,
+    pub fact: Option<Stated>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stated {
+    /// The supersedes key an agent would give it: the fact's kind and
+    /// subject (`on-call:beacon`).
+    pub key: String,
+    /// Index into `Corpus::questions`, and of the version in its `versions`.
+    pub question: usize,
+    pub version: usize,
 }
 
 /// A hit as a search returns it.
@@ -289,6 +312,8 @@ const FILLER: &[&str] = &[
 /// Sentences for one kind of fact: `{s}` the subject, `{a}` its aspect
 /// (preferences), `{v}` the value.
 struct Kind {
+    /// Names the kind in a supersedes key.
+    name: &'static str,
     /// Stating the value the first time (or, for an unchanged fact, once).
     first: &'static [&'static str],
     /// Stating a new value; empty for facts that never change.
@@ -297,6 +322,7 @@ struct Kind {
 }
 
 const HOST: Kind = Kind {
+    name: "host",
     first: &[
         "The {s} service runs on {v}.",
         "{s} is deployed on host {v}.",
@@ -316,6 +342,7 @@ const HOST: Kind = Kind {
     ],
 };
 const ON_CALL: Kind = Kind {
+    name: "on-call",
     first: &[
         "{v} is on call for {s} this rotation.",
         "On-call for {s} is {v} from today.",
@@ -334,6 +361,7 @@ const ON_CALL: Kind = Kind {
     ],
 };
 const PREFERENCE: Kind = Kind {
+    name: "preference",
     first: &[
         "{s} prefers {v} for {a}.",
         "{s} says {v} is the only way for {a}.",
@@ -352,6 +380,7 @@ const PREFERENCE: Kind = Kind {
     ],
 };
 const RENAME: Kind = Kind {
+    name: "name",
     first: &[
         "Project {s} is now called {v}.",
         "Renamed project {s} to {v}.",
@@ -369,6 +398,7 @@ const RENAME: Kind = Kind {
     ],
 };
 const MEETING: Kind = Kind {
+    name: "sync",
     first: &[
         "The {s} sync meeting is on {v}.",
         "We hold the {s} sync on {v}.",
@@ -387,6 +417,7 @@ const MEETING: Kind = Kind {
     ],
 };
 const BACKUPS: Kind = Kind {
+    name: "backups",
     first: &[
         "{s} backups run nightly at {v}.",
         "The nightly {s} backup starts at {v}.",
@@ -395,6 +426,7 @@ const BACKUPS: Kind = Kind {
     questions: &["When do {s} backups run?", "what time is the {s} backup"],
 };
 const BIRTHDAY: Kind = Kind {
+    name: "birthday",
     first: &[
         "{s}'s birthday is on {v}.",
         "Note to self: {s} was born on {v}.",
@@ -403,6 +435,7 @@ const BIRTHDAY: Kind = Kind {
     questions: &["When is {s}'s birthday?", "{s} birthday date"],
 };
 const BRANCH: Kind = Kind {
+    name: "branch",
     first: &[
         "The {s} repo deploys from the {v} branch.",
         "{s} releases are cut from {v}.",
@@ -411,6 +444,7 @@ const BRANCH: Kind = Kind {
     questions: &["Which branch does {s} deploy from?", "{s} release branch"],
 };
 const ALLERGY: Kind = Kind {
+    name: "allergy",
     first: &[
         "{s} is allergic to {v}.",
         "Careful with {v} around {s}: allergy.",
@@ -419,6 +453,7 @@ const ALLERGY: Kind = Kind {
     questions: &["What is {s} allergic to?", "{s} allergies"],
 };
 const DOOR_CODE: Kind = Kind {
+    name: "door-code",
     first: &[
         "The door code for the {s} office is {v}.",
         "{s} office door code: {v}.",
@@ -439,6 +474,17 @@ struct Fact {
 }
 
 impl Fact {
+    /// The supersedes key of the fact: its kind and subject (and aspect).
+    fn key(&self) -> String {
+        let words = format!("{} {} {}", self.kind.name, self.subject, self.aspect);
+        words
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join("-")
+    }
+
     fn say(&self, template: &str, value: &str) -> String {
         let text = template
             .replace("{s}", &self.subject)
@@ -630,6 +676,7 @@ pub fn generate(seed: u64, today: i64, changed: usize, unchanged: usize) -> Corp
         .collect();
     let mut latest_day: Vec<i64> = vec![0; facts.len()];
     let mut files = Vec::new();
+    let mut notes = Vec::new();
     for d in 0..DAYS {
         let date = date_of((today - DAYS + d) * DAY_MS);
         let path = format!("memory/{date}.md");
@@ -647,6 +694,15 @@ pub fn generate(seed: u64, today: i64, changed: usize, unchanged: usize) -> Corp
                 versions[*f][*v] = (path.clone(), 3 + i as u32);
                 latest_day[*f] = latest_day[*f].max(d);
             }
+            notes.push(Note {
+                day: today - DAYS + d,
+                text: line.clone(),
+                fact: label.map(|(f, v)| Stated {
+                    key: facts[f].key(),
+                    question: f,
+                    version: v,
+                }),
+            });
         }
         files.push((path, text));
     }
@@ -660,7 +716,11 @@ pub fn generate(seed: u64, today: i64, changed: usize, unchanged: usize) -> Corp
             latest_age_days: DAYS - day,
         })
         .collect();
-    Corpus { files, questions }
+    Corpus {
+        files,
+        questions,
+        notes,
+    }
 }
 
 fn fill_chatter(template: &str, subject: &str, someone: &str) -> String {
@@ -743,6 +803,31 @@ mod tests {
                     previous = path.clone();
                 }
             }
+        }
+        // The notes hold the files' lines in order, and each fact's values
+        // share one key that no other fact has.
+        for seed in 1..=3 {
+            let corpus = generate(seed, 20_790, 20, 20);
+            let lines: Vec<String> = corpus
+                .files
+                .iter()
+                .flat_map(|(_, t)| t.lines().filter_map(|l| l.strip_prefix("- ")))
+                .map(String::from)
+                .collect();
+            let noted: Vec<String> = corpus.notes.iter().map(|n| n.text.clone()).collect();
+            assert_eq!(noted, lines);
+            let mut keys: BTreeMap<usize, std::collections::BTreeSet<String>> = BTreeMap::new();
+            for n in &corpus.notes {
+                if let Some(f) = &n.fact {
+                    keys.entry(f.question).or_default().insert(f.key.clone());
+                    assert!(f.version < corpus.questions[f.question].versions.len());
+                }
+            }
+            assert_eq!(keys.len(), corpus.questions.len());
+            let all: std::collections::BTreeSet<&String> =
+                keys.values().map(|k| k.iter().next().unwrap()).collect();
+            assert!(keys.values().all(|k| k.len() == 1), "one key per fact");
+            assert_eq!(all.len(), keys.len(), "no two facts share a key");
         }
         // Another seed, another corpus.
         assert_ne!(

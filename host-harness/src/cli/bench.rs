@@ -105,6 +105,10 @@ pub struct SupersessionArgs {
     /// Write the workspace and its labels (labels.json) in DIR and keep them.
     #[arg(long)]
     keep: Option<PathBuf>,
+    /// Write the lines as an agent would, through memory_note on their day,
+    /// each fact's values under one supersedes key, instead of as files.
+    #[arg(long)]
+    keyed: bool,
 }
 
 /// Annotated entries in the general benchmark's MEMORY.md.
@@ -528,6 +532,7 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         changed,
         unchanged,
         keep,
+        keyed,
     } = args;
     if changed > MAX_FACTS || unchanged > MAX_FACTS {
         bail!("--changed and --unchanged go up to {MAX_FACTS} (five kinds of fact, each on distinct subjects)");
@@ -546,10 +551,35 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
             dir.display()
         );
     }
-    for (path, text) in &corpus.files {
-        let file = dir.join(path);
-        std::fs::create_dir_all(file.parent().expect("a file in a folder"))?;
-        std::fs::write(file, text)?;
+    let mut g = g.clone();
+    g.workspace = Some(dir.clone());
+    g.now = Some(now_text);
+    g.time_zone = Some("UTC".into());
+    let mut corpus = corpus;
+    if keyed {
+        std::fs::create_dir_all(&dir)?;
+        let mut writer = Subject::sandboxed(open(&g)?);
+        let mut of_the_day = (i64::MIN, 0);
+        for note in &corpus.notes {
+            // From 09:00 on its day, a second apart, in the corpus's order.
+            of_the_day = if of_the_day.0 == note.day {
+                (note.day, of_the_day.1 + 1)
+            } else {
+                (note.day, 0)
+            };
+            let at = note.day * 86_400_000 + 9 * 3_600_000 + of_the_day.1 * 1_000;
+            let key = note.fact.as_ref().map(|f| f.key.as_str());
+            let written = writer.keyed_note(&note.text, key, at)?;
+            if let Some(f) = &note.fact {
+                corpus.questions[f.question].versions[f.version] = written;
+            }
+        }
+    } else {
+        for (path, text) in &corpus.files {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().expect("a file in a folder"))?;
+            std::fs::write(file, text)?;
+        }
     }
     let labels: Vec<Value> = corpus
         .questions
@@ -560,10 +590,6 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         dir.join("labels.json"),
         serde_json::to_string_pretty(&labels)?,
     )?;
-    let mut g = g.clone();
-    g.workspace = Some(dir.clone());
-    g.now = Some(now_text);
-    g.time_zone = Some("UTC".into());
     let mut scores = Vec::new();
     // The search modes seen: a configured embedder that failed shows here.
     let mut modes = std::collections::BTreeSet::new();
@@ -595,6 +621,7 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
     let figures = json!({
         "benchmark": "supersession",
         "seed": seed,
+        "keyed": keyed,
         "changed_facts": configured.changed,
         "unchanged_facts": configured.unchanged,
         "hits": HITS,
@@ -610,9 +637,14 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
         println!("{figures}");
     } else {
         println!(
-            "supersession, seed {seed}: {} changed facts, {} unchanged, top {HITS} hits, search {}",
+            "supersession, seed {seed}: {} changed facts, {} unchanged, {}, top {HITS} hits, search {}",
             configured.changed,
             configured.unchanged,
+            if keyed {
+                "written through memory_note under supersedes keys"
+            } else {
+                "hand-written daily notes"
+            },
             modes.iter().cloned().collect::<Vec<_>>().join(" and ")
         );
         println!(

@@ -10,7 +10,7 @@ use crate::contract::error::{MemoryError, Result};
 use crate::host::embedding;
 use crate::logic::dream::consolidate::UntrustedText;
 use crate::logic::provenance::{entry_provenance, shown_class, FileTrust};
-use crate::logic::recall::{self, Candidate, RankSettings, Ranked};
+use crate::logic::recall::{self, superseded, Candidate, RankSettings, Ranked};
 use crate::logic::vectors;
 use crate::storage::index::{self, ChunkRow};
 use crate::text::framing;
@@ -66,18 +66,15 @@ impl Memory {
         let terms = query_terms(&request.query, MAX_QUERY_TERMS);
         let stems: HashSet<String> = terms.iter().map(|t| stem(t)).collect();
         let found = self.retrieve(&request.query, &terms, per_leg)?;
-        let (fetched, mut neighbours_of) = self.candidate_rows(&found, limit)?;
+        let (mut fetched, mut neighbours_of) = self.candidate_rows(&found, limit)?;
+        let replaced = self.replacements(&mut fetched)?;
         let mut rows = HashMap::new();
         let mut candidates = Vec::with_capacity(fetched.len());
         for row in fetched {
             let neighbours = neighbours_of.remove(&row.id).unwrap_or_default();
-            candidates.push(candidate(
-                &row,
-                &stems,
-                &found,
-                neighbours,
-                &request.context,
-            ));
+            let mut c = candidate(&row, &stems, &found, neighbours, &request.context);
+            c.replaced_by = replaced.get(&row.id).copied();
+            candidates.push(c);
             rows.insert(row.id, row);
         }
         let ranked = recall::rank(
@@ -175,6 +172,39 @@ impl Memory {
         extra.dedup();
         fetched.extend(self.index.chunks(&extra)?);
         Ok((fetched, neighbours_of))
+    }
+
+    /// Which candidates a later note replaces by their supersedes key
+    /// (`logic::recall::superseded`): old id → new id. Replacements the
+    /// legs did not find join `fetched`, so they rank whatever words they
+    /// use.
+    fn replacements(&self, fetched: &mut Vec<ChunkRow>) -> Attempt<HashMap<i64, i64>> {
+        let mut keys: Vec<&str> = fetched
+            .iter()
+            .filter_map(|r| r.provenance.as_ref()?.supersedes_key.as_deref())
+            .collect();
+        if keys.is_empty() {
+            return Ok(HashMap::new());
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let keyed = self.index.keyed(&keys)?;
+        let present: HashSet<i64> = fetched.iter().map(|r| r.id).collect();
+        let replaced: HashMap<i64, i64> = superseded::replaced_by(&keyed)
+            .into_iter()
+            .filter(|(old, _)| present.contains(old))
+            .collect();
+        let mut missing: Vec<i64> = replaced
+            .values()
+            .filter(|new| !present.contains(new))
+            .copied()
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            fetched.extend(self.index.chunks(&missing)?);
+        }
+        Ok(replaced)
     }
 
     /// The ranked entries as hits; those an interactive session recalled
@@ -463,6 +493,7 @@ fn candidate(
         ),
         words,
         neighbours,
+        replaced_by: None,
     }
 }
 

@@ -18,6 +18,7 @@
 
 use crate::contract::api::{FtsTokenizer, Provenance, ProvenanceBasis, SessionKind, SourceClass};
 use crate::host::embedding::{decode, encode, EmbedderInfo};
+use crate::logic::recall::superseded::Keyed;
 use crate::storage::sqlite::fts5_rank::{rowid_with_length, LENGTH_BITS};
 use crate::storage::sqlite::migrate;
 use crate::storage::sqlite::{Connection, DbError, Value};
@@ -1074,6 +1075,31 @@ impl Index {
                     vector: (!r.is_null(7)).then(|| decode(&r.get_blob(7))),
                     order: r.get_opt_i64(8),
                     session_id: r.get_opt_text(9),
+                })
+            },
+        )
+    }
+
+    /// Every entry carrying one of `keys` as its supersedes key, for
+    /// `logic::recall::superseded` (few entries carry keys: a scan of the
+    /// provenance rows, run only when a candidate has one).
+    pub fn keyed(&self, keys: &[&str]) -> Result<Vec<Keyed>, DbError> {
+        let list = serde_json::to_string(keys).unwrap_or_else(|_| "[]".into());
+        self.conn.query(
+            "SELECT chunk_id, supersedes_key, origin_class, observed_at, order_key FROM provenance \
+             WHERE supersedes_key IN (SELECT value FROM json_each(?1))",
+            &[Value::Text(&list)],
+            |r| {
+                Ok(Keyed {
+                    id: r.get_i64(0),
+                    key: r.get_text(1),
+                    trust: r
+                        .get_opt_text(2)
+                        .as_deref()
+                        .and_then(SourceClass::parse)
+                        .map_or(0, SourceClass::trust_rank),
+                    observed_at: r.get_opt_i64(3),
+                    order: r.get_opt_i64(4),
                 })
             },
         )

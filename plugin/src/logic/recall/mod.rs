@@ -20,10 +20,18 @@
 //!
 //! The `min-score` gate applies to relevance, before recency: decay reorders
 //! results but never hides an old entry that clearly answers the query.
-//! MMR then demotes near-duplicates of what is already selected.
+//!
+//! A note a later note replaces by its supersedes key (`superseded`) hands
+//! its relevance on to that note and ranks below it, at most half the later
+//! one's score. MMR then demotes near-duplicates of what is already selected.
+
+pub mod superseded;
 
 use crate::contract::api::ScoreParts;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// Most of a replaced note's score, as a share of its replacement's.
+pub const REPLACED_SHARE: f32 = 0.5;
 
 /// How much a matching surrounding window can lift an entry's text score.
 const WINDOW_CONTEXT_WEIGHT: f32 = 0.15;
@@ -50,6 +58,9 @@ pub struct Candidate {
     /// their distance in entries: a reply answers the line before it, so an
     /// entry is worth some of its neighbour's relevance (`neighbour_weight`).
     pub neighbours: Vec<(i64, i32)>,
+    /// The later note that replaces this one by its supersedes key
+    /// (`superseded::replaced_by`), when there is one.
+    pub replaced_by: Option<i64>,
 }
 
 impl Default for Candidate {
@@ -66,6 +77,7 @@ impl Default for Candidate {
             project: 1.0,
             words: HashSet::new(),
             neighbours: Vec::new(),
+            replaced_by: None,
         }
     }
 }
@@ -167,7 +179,7 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
         .fold(f32::MIN_POSITIVE, f32::max);
     // Each candidate's own text score, vector score and relevance, before
     // its neighbours are heard.
-    let own: std::collections::HashMap<i64, (f32, Option<f32>, f32)> = candidates
+    let own: HashMap<i64, (f32, Option<f32>, f32)> = candidates
         .iter()
         .map(|c| {
             let lexical = c.bm25.map_or(0.0, |b| (b / best_bm25) as f32);
@@ -190,7 +202,7 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
         .collect();
     let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
         .iter()
-        .filter_map(|c| {
+        .map(|c| {
             let (text, vector, own_relevance) = own[&c.id];
             let context = c
                 .neighbours
@@ -198,10 +210,6 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
                 .filter_map(|(id, d)| own.get(id).map(|o| o.2 * neighbour_weight(*d)))
                 .fold(0.0f32, f32::max);
             let relevance = own_relevance.max(context);
-            // NaN relevance fails the gate too.
-            if relevance.is_nan() || relevance < settings.min_score || relevance <= 0.0 {
-                return None;
-            }
             let recency =
                 recency_multiplier(c.age_days, settings.half_life_days, settings.recency_floor);
             let importance = importance_multiplier(c.importance);
@@ -215,20 +223,68 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
                 project,
             };
             let score = relevance * recency * importance * project;
-            Some((
+            (
                 Ranked {
                     id: c.id,
                     score,
                     parts,
-                    by_context: own_relevance < settings.min_score || own_relevance <= 0.0,
+                    by_context: !passes(own_relevance, settings.min_score),
                     own_relevance,
                 },
                 &c.words,
-            ))
+            )
         })
         .collect();
+    hand_on_replaced(&mut scored, &candidates, settings.min_score);
+    // NaN relevance fails the gate too.
+    scored.retain(|(r, _)| passes(r.parts.relevance, settings.min_score));
     scored.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
     mmr(scored, settings.mmr_lambda, settings.max_results)
+}
+
+/// Whether a relevance passes the `min-score` gate (NaN never does).
+fn passes(relevance: f32, min_score: f32) -> bool {
+    !relevance.is_nan() && relevance >= min_score && relevance > 0.0
+}
+
+/// Notes replaced by a later note with their supersedes key (see
+/// `superseded`): the later note takes the best place of those it replaces
+/// that pass the gate (their relevance and score, when higher than its
+/// own), so it is found whatever words it uses but climbs no higher than
+/// they stood; each replaced note then drops to at most half the later
+/// one's score.
+fn hand_on_replaced(
+    scored: &mut [(Ranked, &HashSet<String>)],
+    candidates: &[Candidate],
+    min_score: f32,
+) {
+    let at: HashMap<i64, usize> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| (r.id, i))
+        .collect();
+    let replaced: Vec<(usize, usize)> = candidates
+        .iter()
+        .filter_map(|c| Some((*at.get(&c.id)?, *at.get(&c.replaced_by?)?)))
+        .collect();
+    for &(old, new) in &replaced {
+        let (relevance, score) = (scored[old].0.parts.relevance, scored[old].0.score);
+        if !passes(relevance, min_score) {
+            continue;
+        }
+        let n = &mut scored[new].0;
+        if relevance > n.parts.relevance {
+            n.parts.relevance = relevance;
+            n.own_relevance = n.own_relevance.max(relevance);
+            n.by_context = false;
+        }
+        n.score = n.score.max(score);
+    }
+    for &(old, new) in &replaced {
+        let cap = scored[new].0.score;
+        let r = &mut scored[old].0;
+        r.score = r.score.min(cap) * REPLACED_SHARE;
+    }
 }
 
 fn max_of(values: impl Iterator<Item = f64>) -> f64 {
@@ -366,6 +422,76 @@ mod tests {
         assert_eq!(ranked[0].parts.vector, Some(1.0));
         assert_eq!(ranked[1].parts.vector, Some(0.5));
         assert!((ranked[0].parts.relevance - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_replaced_note_hands_on_its_relevance_and_ranks_below_its_replacement() {
+        let mut s = settings();
+        s.min_score = 0.35;
+        // The old note matches the query well; the note replacing it (by
+        // key) shares none of its words.
+        let mut old = lexical(1, 10.0, 1.0);
+        old.age_days = Some(40.0);
+        old.replaced_by = Some(2);
+        let replacement = Candidate {
+            id: 2,
+            age_days: Some(3.0),
+            words: words("w2"),
+            ..Default::default()
+        };
+        let other = lexical(3, 4.0, 0.5);
+        let ranked = rank(vec![old.clone(), replacement.clone(), other.clone()], &s);
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
+        // The replacement takes the old note's place (0.397, 40 days of
+        // decay), not its own recency's: below the fresher other entry.
+        assert_eq!(ids, [3, 2, 1]);
+        let (new, replaced) = (&ranked[1], &ranked[2]);
+        let old_score = recency_multiplier(Some(40.0), 30.0, 0.0);
+        assert!((new.score - old_score).abs() < 1e-6, "{}", new.score);
+        assert_eq!(new.parts.relevance, 1.0);
+        assert_eq!(new.own_relevance, 1.0);
+        assert!(!new.by_context, "an answer of its own, not context");
+        assert!(replaced.score <= new.score * REPLACED_SHARE + 1e-6);
+        // Without the key the replacement is not found at all.
+        old.replaced_by = None;
+        let ids: Vec<i64> = rank(vec![old, replacement, other], &s)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [3, 1]);
+    }
+
+    #[test]
+    fn a_replacement_that_matches_better_by_itself_keeps_its_own_place() {
+        let mut s = settings();
+        s.min_score = 0.0;
+        let mut old = lexical(1, 3.0, 0.5);
+        old.age_days = Some(60.0);
+        old.replaced_by = Some(2);
+        let mut replacement = lexical(2, 10.0, 1.0);
+        replacement.age_days = Some(2.0);
+        let ranked = rank(vec![old, replacement], &s);
+        assert_eq!(ranked[0].id, 2);
+        let own = recency_multiplier(Some(2.0), 30.0, 0.0);
+        assert!((ranked[0].score - own).abs() < 1e-6);
+        assert_eq!(ranked[0].parts.relevance, 1.0);
+    }
+
+    #[test]
+    fn a_replaced_note_stays_below_even_when_its_replacement_ranks_lower_by_itself() {
+        let mut s = settings();
+        s.min_score = 0.0;
+        // The replacement is older in file date (written into an older
+        // note) and less relevant: the key still decides.
+        let mut old = lexical(1, 10.0, 1.0);
+        old.age_days = Some(1.0);
+        old.replaced_by = Some(2);
+        let mut replacement = lexical(2, 2.0, 0.2);
+        replacement.age_days = Some(30.0);
+        replacement.importance = Some(1);
+        let ranked = rank(vec![old, replacement], &s);
+        assert_eq!(ranked[0].id, 2);
+        assert!(ranked[1].score <= ranked[0].score * REPLACED_SHARE + 1e-6);
     }
 
     #[test]
