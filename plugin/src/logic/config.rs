@@ -119,7 +119,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "search.recencyFloor",
-        kind: Kind::Number { default: 0.5, min: 0.0, min_exclusive: false, max: Some(1.0) },
+        kind: Kind::Number { default: 0.6, min: 0.0, min_exclusive: false, max: Some(1.0) },
         doc: "Share of a daily note's score recency never takes away: recency = floor + (1 − floor) × 0.5^(age ÷ half-life), so near equals still rank newest first while an old note that clearly answers stays above weak recent ones; 0 is pure decay.",
         slot: |r| &mut r.settings.search.recency_floor,
     },
@@ -694,7 +694,7 @@ mod tests {
                 s.search.recency_floor,
                 s.search.mmr_lambda
             ),
-            (0.3, 30.0, 0.5, 0.7)
+            (0.3, 30.0, 0.6, 0.7)
         );
         assert_eq!((s.chunking.tokens, s.chunking.overlap), (400, 80));
         assert_eq!(s.fts_tokenizer, FtsTokenizer::Unicode61);

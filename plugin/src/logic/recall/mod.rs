@@ -12,8 +12,8 @@
 //!   passes only that way is marked `by_context`;
 //! - recency = floor + (1 − floor)·½^(age ÷ half-life) for dated daily notes,
 //!   1 for everything else: the decaying part orders near equals newest
-//!   first, the floor (½ by default) keeps an old entry that nothing newer
-//!   matches as well above weak recent ones;
+//!   first, the floor (0.6 by default) keeps an old entry that nothing
+//!   newer matches as well above weak recent ones;
 //! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
 //! - project = 1.15 for entries tagged with an active project, 0.85 for
 //!   entries tagged only with other projects, 1 for untagged entries.
