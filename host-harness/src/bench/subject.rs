@@ -178,18 +178,18 @@ impl Subject {
     }
 
     /// The owner's note under a supersedes key, as `memory_note` with
-    /// `supersedes` writes it: where its line landed (path, line).
+    /// `supersedes` writes it: where its line landed (path, line), or `None`
+    /// when the day already held the same line (merged as a duplicate).
     pub fn keyed_note(
         &mut self,
         text: &str,
         key: Option<&str>,
         now_ms: i64,
-    ) -> anyhow::Result<(String, u32)> {
+    ) -> anyhow::Result<Option<(String, u32)>> {
         let request = json!({"text": text, "origin": "sender-message", "supersedes_key": key, "context": Self::context(Turn::Owner)});
         let report = self.call("write.note", now_ms, json!({ "request": request }))?;
         let path = report["path"].as_str().unwrap_or_default().to_string();
-        let line = report["lines"][0].as_u64().unwrap_or(0) as u32;
-        Ok((path, line))
+        Ok(report["lines"][0].as_u64().map(|line| (path, line as u32)))
     }
 
     pub fn bootstrap(&mut self, now_ms: i64) -> anyhow::Result<()> {

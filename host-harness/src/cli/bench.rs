@@ -571,6 +571,11 @@ pub fn supersession(g: &Global, args: SupersessionArgs) -> anyhow::Result<i32> {
             let key = note.fact.as_ref().map(|f| f.key.as_str());
             let written = writer.keyed_note(&note.text, key, at)?;
             if let Some(f) = &note.fact {
+                // A fact's value is never a duplicate (distinct subjects
+                // and values); filler may repeat within a day.
+                let Some(written) = written else {
+                    bail!("write.note merged the fact {:?} as a duplicate", note.text);
+                };
                 corpus.questions[f.question].versions[f.version] = written;
             }
         }

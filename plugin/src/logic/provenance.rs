@@ -174,10 +174,15 @@ pub fn in_file_of_class(mut p: Provenance, file_class: SourceClass) -> Provenanc
 /// no triggers — so content from outside cannot rank itself up or arm
 /// itself for injection, however the annotation got there.
 pub fn annotations_honoured(p: &Provenance) -> bool {
+    honoured(p.source_class, p.file_class, p.session_kind)
+}
+
+/// `annotations_honoured` from the three columns it reads.
+pub fn honoured(source: SourceClass, file: SourceClass, kind: SessionKind) -> bool {
     matches!(
-        SourceClass::lowest(p.source_class, p.file_class),
+        SourceClass::lowest(source, file),
         SourceClass::Owner | SourceClass::Agent
-    ) && p.session_kind == SessionKind::Interactive
+    ) && kind == SessionKind::Interactive
 }
 
 /// What the ledger says about one file, for projecting its entries.

@@ -251,8 +251,9 @@ fn passes(relevance: f32, min_score: f32) -> bool {
 /// `superseded`): the later note takes the best place of those it replaces
 /// that pass the gate (their relevance and score, when higher than its
 /// own), so it is found whatever words it uses but climbs no higher than
-/// they stood; each replaced note then drops to at most half the later
-/// one's score.
+/// they stood; each replaced note then drops to half its score, at most
+/// half the later one's. A replaced note that was only context (its
+/// neighbour matched) makes its replacement context too, never a recall.
 fn hand_on_replaced(
     scored: &mut [(Ranked, &HashSet<String>)],
     candidates: &[Candidate],
@@ -268,22 +269,24 @@ fn hand_on_replaced(
         .filter_map(|c| Some((*at.get(&c.id)?, *at.get(&c.replaced_by?)?)))
         .collect();
     for &(old, new) in &replaced {
-        let (relevance, score) = (scored[old].0.parts.relevance, scored[old].0.score);
-        if !passes(relevance, min_score) {
+        let o = scored[old].0.clone();
+        if !passes(o.parts.relevance, min_score) {
             continue;
         }
         let n = &mut scored[new].0;
-        if relevance > n.parts.relevance {
-            n.parts.relevance = relevance;
-            n.own_relevance = n.own_relevance.max(relevance);
-            n.by_context = false;
+        if !passes(n.parts.relevance, min_score) || o.parts.relevance > n.parts.relevance {
+            n.parts.relevance = o.parts.relevance;
         }
-        n.score = n.score.max(score);
+        if !o.by_context {
+            n.own_relevance = n.own_relevance.max(o.own_relevance);
+        }
+        n.by_context &= o.by_context;
+        // `max` keeps the old score when the replacement's is NaN.
+        n.score = o.score.max(n.score);
     }
-    for &(old, new) in &replaced {
-        let cap = scored[new].0.score;
-        let r = &mut scored[old].0;
-        r.score = r.score.min(cap) * REPLACED_SHARE;
+    // After the hand-on every replacement scores at least what it replaced.
+    for &(old, _) in &replaced {
+        scored[old].0.score *= REPLACED_SHARE;
     }
 }
 
@@ -459,6 +462,73 @@ mod tests {
             .map(|r| r.id)
             .collect();
         assert_eq!(ids, [3, 1]);
+    }
+
+    #[test]
+    fn a_replaced_note_below_the_gate_hands_on_nothing() {
+        let s = settings();
+        let mut weak = lexical(1, 1.0, 0.2);
+        weak.replaced_by = Some(2);
+        let strong = lexical(3, 10.0, 1.0);
+        let replacement = Candidate {
+            id: 2,
+            words: words("w2"),
+            ..Default::default()
+        };
+        let ids: Vec<i64> = rank(vec![weak, strong, replacement], &s)
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [3]);
+    }
+
+    #[test]
+    fn a_replacement_takes_the_best_of_several_and_context_stays_context() {
+        let mut s = settings();
+        s.min_score = 0.3;
+        let mut first = lexical(1, 10.0, 1.0);
+        first.age_days = Some(90.0);
+        first.replaced_by = Some(3);
+        let mut second = lexical(2, 6.0, 1.0);
+        second.age_days = Some(10.0);
+        second.replaced_by = Some(3);
+        let replacement = Candidate {
+            id: 3,
+            age_days: Some(1.0),
+            words: words("w3"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![first, second, replacement], &s);
+        assert_eq!(ranked[0].id, 3);
+        // second: 0.8 relevance × 0.794 recency beats first's 1.0 × 0.125.
+        let second_score = 0.8 * recency_multiplier(Some(10.0), 30.0, 0.0);
+        assert!(
+            (ranked[0].score - second_score).abs() < 1e-5,
+            "{}",
+            ranked[0].score
+        );
+        assert_eq!(ranked[0].parts.relevance, 1.0, "the best relevance");
+        assert!(!ranked[0].by_context);
+
+        // A keyed line that only sat next to a match: its replacement is
+        // found, but as context, not a recall.
+        let matched = lexical(10, 10.0, 1.0);
+        let beside = Candidate {
+            id: 11,
+            words: words("w11"),
+            neighbours: vec![(10, 1)],
+            replaced_by: Some(12),
+            ..Default::default()
+        };
+        let replacement = Candidate {
+            id: 12,
+            words: words("w12"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![matched, beside, replacement], &s);
+        let r = ranked.iter().find(|r| r.id == 12).expect("found");
+        assert!(r.by_context);
+        assert_eq!(r.own_relevance, 0.0);
     }
 
     #[test]

@@ -4,9 +4,13 @@
 //! two the query's words match: the later note answers what the earlier one
 //! answered.
 //!
-//! Only a note at least as trusted as the earlier one replaces it, so a web
-//! page or tool output that reuses an owner's key cannot bury the owner's
-//! note (the same order as everywhere: untrusted < system < agent < owner).
+//! Only a note whose annotations are honoured (an owner's or agent's, in an
+//! interactive session: `provenance::annotations_honoured`) replaces, and
+//! only a note at least as trusted as itself (untrusted < system < agent <
+//! owner, by the lower of the note's and its file's class), so a web page,
+//! tool output or a scheduled run that reuses a key buries nothing. A key
+//! is read within a project: a note tagged with other projects (or none,
+//! where the earlier one has some) replaces nothing.
 
 use std::collections::HashMap;
 
@@ -15,8 +19,13 @@ use std::collections::HashMap;
 pub struct Keyed {
     pub id: i64,
     pub key: String,
-    /// `SourceClass::trust_rank` of the entry's class.
+    /// `SourceClass::trust_rank` of the lower of the entry's and its file's
+    /// class.
     pub trust: u8,
+    /// Whether it may replace others (`provenance::annotations_honoured`).
+    pub may_replace: bool,
+    /// Its project keys, sorted.
+    pub projects: Vec<String>,
     /// When it was written (ms); `None` when unknown (never replaces,
     /// always replaceable).
     pub observed_at: Option<i64>,
@@ -34,12 +43,16 @@ impl Keyed {
 }
 
 /// For each of `entries` that a later, at least as trusted entry with its
-/// key replaces: its id → the id of the latest such entry. `entries` holds
-/// every entry of the keys in question (candidates and the rest).
+/// key and projects replaces: its id → the id of the latest such entry.
+/// `entries` holds every entry of the keys in question (candidates and the
+/// rest).
 pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, i64> {
-    let mut by_key: HashMap<&str, Vec<&Keyed>> = HashMap::new();
+    let mut by_key: HashMap<(&str, &[String]), Vec<&Keyed>> = HashMap::new();
     for e in entries {
-        by_key.entry(e.key.as_str()).or_default().push(e);
+        by_key
+            .entry((e.key.as_str(), e.projects.as_slice()))
+            .or_default()
+            .push(e);
     }
     let mut out = HashMap::new();
     for group in by_key.values() {
@@ -48,6 +61,7 @@ pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, i64> {
                 .iter()
                 .filter(|new| {
                     new.id != old.id
+                        && new.may_replace
                         && new.observed_at.is_some()
                         && new.trust >= old.trust
                         && new.written() > old.written()
@@ -70,6 +84,9 @@ mod tests {
             id,
             key: key.into(),
             trust,
+            // Owners' and agents' notes, as an interactive session writes them.
+            may_replace: trust >= 2,
+            projects: Vec::new(),
             observed_at: Some(at),
             order: Some(id),
         }
@@ -108,6 +125,37 @@ mod tests {
             keyed(3, "host", 2, 300),
         ]);
         assert_eq!((map.get(&1), map.get(&2)), (None, Some(&3)));
+    }
+
+    #[test]
+    fn a_scheduled_run_or_an_untrusted_page_never_replaces_even_its_own_kind() {
+        // A cron run's agent-class note: agent trust, but not honoured.
+        let mut cron = keyed(2, "host", 2, 200);
+        cron.may_replace = false;
+        let map = replaced_by(&[keyed(1, "host", 2, 100), cron]);
+        assert!(map.is_empty());
+        // Two web pages under one key: the later does not replace the earlier.
+        let map = replaced_by(&[keyed(1, "k", 0, 100), keyed(2, "k", 0, 200)]);
+        assert!(map.is_empty());
+        // But the owner's later note replaces a page.
+        let map = replaced_by(&[keyed(1, "k", 0, 100), keyed(2, "k", 3, 200)]);
+        assert_eq!(map.get(&1), Some(&2));
+    }
+
+    #[test]
+    fn a_key_is_read_within_its_projects() {
+        let mut ours = keyed(1, "db-host", 2, 100);
+        ours.projects = vec!["github.com/a/api".into()];
+        let mut theirs = keyed(2, "db-host", 2, 200);
+        theirs.projects = vec!["github.com/b/web".into()];
+        let untagged = keyed(3, "db-host", 2, 300);
+        let map = replaced_by(&[ours.clone(), theirs.clone(), untagged]);
+        assert!(map.is_empty(), "{map:?}");
+        let mut ours_later = keyed(4, "db-host", 2, 400);
+        ours_later.projects = ours.projects.clone();
+        let map = replaced_by(&[ours, theirs, ours_later]);
+        assert_eq!(map.get(&1), Some(&4));
+        assert_eq!(map.get(&2), None);
     }
 
     #[test]

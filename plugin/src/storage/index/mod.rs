@@ -32,7 +32,7 @@ mod vector_changes;
 
 pub use lexicon::FtsTable;
 
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
 const INDEX_TABLES: &[&str] = &[
@@ -1081,25 +1081,41 @@ impl Index {
     }
 
     /// Every entry carrying one of `keys` as its supersedes key, for
-    /// `logic::recall::superseded` (few entries carry keys: a scan of the
-    /// provenance rows, run only when a candidate has one).
+    /// `logic::recall::superseded` (run only when a candidate has a key;
+    /// `provenance_by_key` finds them).
     pub fn keyed(&self, keys: &[&str]) -> Result<Vec<Keyed>, DbError> {
         let list = serde_json::to_string(keys).unwrap_or_else(|_| "[]".into());
         self.conn.query(
-            "SELECT chunk_id, supersedes_key, origin_class, observed_at, order_key FROM provenance \
-             WHERE supersedes_key IN (SELECT value FROM json_each(?1))",
+            "SELECT p.chunk_id, p.supersedes_key, p.origin_class, p.file_class, p.session_kind, \
+                    p.observed_at, p.order_key, r.project_keys \
+             FROM provenance p LEFT JOIN recall_meta r ON r.chunk_id = p.chunk_id \
+             WHERE p.supersedes_key IN (SELECT value FROM json_each(?1))",
             &[Value::Text(&list)],
             |r| {
+                let class = |i| r.get_opt_text(i).as_deref().and_then(SourceClass::parse);
+                // Unreadable classes count as the least trusted.
+                let (source, file) = (
+                    class(2).unwrap_or(SourceClass::Untrusted),
+                    class(3).unwrap_or(SourceClass::Untrusted),
+                );
+                let kind = r
+                    .get_opt_text(4)
+                    .as_deref()
+                    .and_then(SessionKind::parse)
+                    .unwrap_or(SessionKind::Subagent);
+                let mut projects: Vec<String> = r
+                    .get_opt_text(7)
+                    .and_then(|j| serde_json::from_str(&j).ok())
+                    .unwrap_or_default();
+                projects.sort();
                 Ok(Keyed {
                     id: r.get_i64(0),
                     key: r.get_text(1),
-                    trust: r
-                        .get_opt_text(2)
-                        .as_deref()
-                        .and_then(SourceClass::parse)
-                        .map_or(0, SourceClass::trust_rank),
-                    observed_at: r.get_opt_i64(3),
-                    order: r.get_opt_i64(4),
+                    trust: SourceClass::lowest(source, file).trust_rank(),
+                    may_replace: crate::logic::provenance::honoured(source, file, kind),
+                    projects,
+                    observed_at: r.get_opt_i64(5),
+                    order: r.get_opt_i64(6),
                 })
             },
         )

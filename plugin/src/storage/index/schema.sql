@@ -74,6 +74,11 @@ CREATE TABLE provenance (
 CREATE INDEX provenance_below_agent ON provenance (chunk_id)
   WHERE origin_class IN ('untrusted', 'system') OR file_class IN ('untrusted', 'system');
 
+-- Entries by supersedes key, for search (`logic::recall::superseded`):
+-- a later note with the same key replaces an earlier one.
+CREATE INDEX provenance_by_key ON provenance (supersedes_key)
+  WHERE supersedes_key IS NOT NULL;
+
 -- Write-time recall metadata from annotation comments; NULL means neutral.
 CREATE TABLE recall_meta (
   chunk_id     INTEGER PRIMARY KEY,
