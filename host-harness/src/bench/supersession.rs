@@ -64,7 +64,7 @@ pub struct Note {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stated {
     /// The supersedes key an agent would give it: the fact's kind and
-    /// subject (`on-call:beacon`).
+    /// subject (`on-call-beacon`).
     pub key: String,
     /// Index into `Corpus::questions`, and of the version in its `versions`.
     pub question: usize,

@@ -80,7 +80,7 @@ export function noteTool({ memoryOf, turn, taint }) {
         },
         importance: { type: "integer", minimum: 1, maximum: 10, description: "How much it matters, 1..10." },
         triggers: { type: "array", items: { type: "string" }, description: "Phrases that should bring it back up." },
-        supersedes: { type: "string", description: "A key naming what this replaces: a later note with the same key supersedes this one (e.g. `staging-host`)." },
+        supersedes: { type: "string", description: "A key naming what this replaces: a later note with the same key supersedes this one, and search then ranks the later note in its place (e.g. `staging-host`)." },
       },
       required: ["text"],
       additionalProperties: false,

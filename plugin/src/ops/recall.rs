@@ -178,7 +178,10 @@ impl Memory {
     /// (`logic::recall::superseded`): old id → new id. Replacements the
     /// legs did not find join `fetched`, so they rank whatever words they
     /// use.
-    fn replacements(&self, fetched: &mut Vec<ChunkRow>) -> Attempt<HashMap<i64, i64>> {
+    fn replacements(
+        &self,
+        fetched: &mut Vec<ChunkRow>,
+    ) -> Attempt<HashMap<i64, superseded::Replaced>> {
         let mut keys: Vec<&str> = fetched
             .iter()
             .filter_map(|r| r.provenance.as_ref()?.supersedes_key.as_deref())
@@ -190,14 +193,14 @@ impl Memory {
         keys.dedup();
         let keyed = self.index.keyed(&keys)?;
         let present: HashSet<i64> = fetched.iter().map(|r| r.id).collect();
-        let replaced: HashMap<i64, i64> = superseded::replaced_by(&keyed)
+        let replaced: HashMap<i64, superseded::Replaced> = superseded::replaced_by(&keyed)
             .into_iter()
             .filter(|(old, _)| present.contains(old))
             .collect();
         let mut missing: Vec<i64> = replaced
             .values()
+            .map(|r| r.by)
             .filter(|new| !present.contains(new))
-            .copied()
             .collect();
         missing.sort_unstable();
         missing.dedup();

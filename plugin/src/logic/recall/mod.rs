@@ -60,7 +60,7 @@ pub struct Candidate {
     pub neighbours: Vec<(i64, i32)>,
     /// The later note that replaces this one by its supersedes key
     /// (`superseded::replaced_by`), when there is one.
-    pub replaced_by: Option<i64>,
+    pub replaced_by: Option<superseded::Replaced>,
 }
 
 impl Default for Candidate {
@@ -264,13 +264,16 @@ fn hand_on_replaced(
         .enumerate()
         .map(|(i, (r, _))| (r.id, i))
         .collect();
-    let replaced: Vec<(usize, usize)> = candidates
+    let replaced: Vec<(usize, usize, bool)> = candidates
         .iter()
-        .filter_map(|c| Some((*at.get(&c.id)?, *at.get(&c.replaced_by?)?)))
+        .filter_map(|c| {
+            let r = c.replaced_by?;
+            Some((*at.get(&c.id)?, *at.get(&r.by)?, r.hands_on))
+        })
         .collect();
-    for &(old, new) in &replaced {
+    for &(old, new, hands_on) in &replaced {
         let o = scored[old].0.clone();
-        if !passes(o.parts.relevance, min_score) {
+        if !hands_on || !passes(o.parts.relevance, min_score) {
             continue;
         }
         let n = &mut scored[new].0;
@@ -285,7 +288,7 @@ fn hand_on_replaced(
         n.score = o.score.max(n.score);
     }
     // After the hand-on every replacement scores at least what it replaced.
-    for &(old, _) in &replaced {
+    for &(old, _, _) in &replaced {
         scored[old].0.score *= REPLACED_SHARE;
     }
 }
@@ -435,7 +438,10 @@ mod tests {
         // key) shares none of its words.
         let mut old = lexical(1, 10.0, 1.0);
         old.age_days = Some(40.0);
-        old.replaced_by = Some(2);
+        old.replaced_by = Some(superseded::Replaced {
+            by: 2,
+            hands_on: true,
+        });
         let replacement = Candidate {
             id: 2,
             age_days: Some(3.0),
@@ -465,10 +471,34 @@ mod tests {
     }
 
     #[test]
+    fn an_outside_note_is_demoted_by_its_replacement_but_lifts_nothing() {
+        let mut s = settings();
+        s.min_score = 0.3;
+        // A web page's note (bait words) replaced by the owner's later one.
+        let mut page = lexical(1, 10.0, 1.0);
+        page.replaced_by = Some(superseded::Replaced {
+            by: 2,
+            hands_on: false,
+        });
+        let owners = Candidate {
+            id: 2,
+            words: words("w2"),
+            ..Default::default()
+        };
+        let ranked = rank(vec![page, owners], &s);
+        assert_eq!(ranked.len(), 1, "the owner's note is not pulled in");
+        assert_eq!(ranked[0].id, 1);
+        assert!((ranked[0].score - REPLACED_SHARE).abs() < 1e-6);
+    }
+
+    #[test]
     fn a_replaced_note_below_the_gate_hands_on_nothing() {
         let s = settings();
         let mut weak = lexical(1, 1.0, 0.2);
-        weak.replaced_by = Some(2);
+        weak.replaced_by = Some(superseded::Replaced {
+            by: 2,
+            hands_on: true,
+        });
         let strong = lexical(3, 10.0, 1.0);
         let replacement = Candidate {
             id: 2,
@@ -488,10 +518,16 @@ mod tests {
         s.min_score = 0.3;
         let mut first = lexical(1, 10.0, 1.0);
         first.age_days = Some(90.0);
-        first.replaced_by = Some(3);
+        first.replaced_by = Some(superseded::Replaced {
+            by: 3,
+            hands_on: true,
+        });
         let mut second = lexical(2, 6.0, 1.0);
         second.age_days = Some(10.0);
-        second.replaced_by = Some(3);
+        second.replaced_by = Some(superseded::Replaced {
+            by: 3,
+            hands_on: true,
+        });
         let replacement = Candidate {
             id: 3,
             age_days: Some(1.0),
@@ -517,7 +553,10 @@ mod tests {
             id: 11,
             words: words("w11"),
             neighbours: vec![(10, 1)],
-            replaced_by: Some(12),
+            replaced_by: Some(superseded::Replaced {
+                by: 12,
+                hands_on: true,
+            }),
             ..Default::default()
         };
         let replacement = Candidate {
@@ -537,7 +576,10 @@ mod tests {
         s.min_score = 0.0;
         let mut old = lexical(1, 3.0, 0.5);
         old.age_days = Some(60.0);
-        old.replaced_by = Some(2);
+        old.replaced_by = Some(superseded::Replaced {
+            by: 2,
+            hands_on: true,
+        });
         let mut replacement = lexical(2, 10.0, 1.0);
         replacement.age_days = Some(2.0);
         let ranked = rank(vec![old, replacement], &s);
@@ -555,7 +597,10 @@ mod tests {
         // note) and less relevant: the key still decides.
         let mut old = lexical(1, 10.0, 1.0);
         old.age_days = Some(1.0);
-        old.replaced_by = Some(2);
+        old.replaced_by = Some(superseded::Replaced {
+            by: 2,
+            hands_on: true,
+        });
         let mut replacement = lexical(2, 2.0, 0.2);
         replacement.age_days = Some(30.0);
         replacement.importance = Some(1);

@@ -9,8 +9,11 @@
 //! only a note at least as trusted as itself (untrusted < system < agent <
 //! owner, by the lower of the note's and its file's class), so a web page,
 //! tool output or a scheduled run that reuses a key buries nothing. A key
-//! is read within a project: a note tagged with other projects (or none,
-//! where the earlier one has some) replaces nothing.
+//! is read within a project set: a note with a different set of project
+//! tags replaces nothing. A replaced note that could not itself replace
+//! (an outside page the owner's later note replaces) hands its place on to
+//! nothing: outside words never decide where a trusted note ranks.
+//! (Dreaming retires promoted lines by key alone, `ops::dream::promote`.)
 
 use std::collections::HashMap;
 
@@ -42,11 +45,18 @@ impl Keyed {
     }
 }
 
+/// How a note is replaced: by which note, and whether it hands its place on
+/// (only notes that could replace do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replaced {
+    pub by: i64,
+    pub hands_on: bool,
+}
+
 /// For each of `entries` that a later, at least as trusted entry with its
-/// key and projects replaces: its id → the id of the latest such entry.
-/// `entries` holds every entry of the keys in question (candidates and the
-/// rest).
-pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, i64> {
+/// key and projects replaces: its id → the latest such entry. `entries`
+/// holds every entry of the keys in question (candidates and the rest).
+pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, Replaced> {
     let mut by_key: HashMap<(&str, &[String]), Vec<&Keyed>> = HashMap::new();
     for e in entries {
         by_key
@@ -68,7 +78,11 @@ pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, i64> {
                 })
                 .max_by_key(|new| (new.written(), new.id));
             if let Some(new) = newest {
-                out.insert(old.id, new.id);
+                let replaced = Replaced {
+                    by: new.id,
+                    hands_on: old.may_replace,
+                };
+                out.insert(old.id, replaced);
             }
         }
     }
@@ -78,6 +92,10 @@ pub fn replaced_by(entries: &[Keyed]) -> HashMap<i64, i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn by(map: &HashMap<i64, Replaced>, id: i64) -> Option<i64> {
+        map.get(&id).map(|r| r.by)
+    }
 
     fn keyed(id: i64, key: &str, trust: u8, at: i64) -> Keyed {
         Keyed {
@@ -100,8 +118,8 @@ mod tests {
             keyed(3, "host", 3, 300),
             keyed(4, "port", 3, 150),
         ]);
-        assert_eq!(map.get(&1), Some(&3));
-        assert_eq!(map.get(&2), Some(&3));
+        assert_eq!(map.get(&1).map(|r| r.by), Some(3));
+        assert_eq!(map.get(&2).map(|r| r.by), Some(3));
         assert_eq!(map.get(&3), None);
         assert_eq!(map.get(&4), None, "alone under its key");
     }
@@ -117,14 +135,14 @@ mod tests {
             keyed(2, "host", 0, 200),
             keyed(3, "host", 3, 300),
         ]);
-        assert_eq!((map.get(&1), map.get(&2)), (Some(&3), Some(&3)));
+        assert_eq!((by(&map, 1), by(&map, 2)), (Some(3), Some(3)));
         // An agent's note (2) replaces the agent's but not the owner's.
         let map = replaced_by(&[
             keyed(1, "host", 3, 100),
             keyed(2, "host", 2, 150),
             keyed(3, "host", 2, 300),
         ]);
-        assert_eq!((map.get(&1), map.get(&2)), (None, Some(&3)));
+        assert_eq!((by(&map, 1), by(&map, 2)), (None, Some(3)));
     }
 
     #[test]
@@ -137,9 +155,23 @@ mod tests {
         // Two web pages under one key: the later does not replace the earlier.
         let map = replaced_by(&[keyed(1, "k", 0, 100), keyed(2, "k", 0, 200)]);
         assert!(map.is_empty());
-        // But the owner's later note replaces a page.
+        // But the owner's later note replaces a page, which hands nothing on.
         let map = replaced_by(&[keyed(1, "k", 0, 100), keyed(2, "k", 3, 200)]);
-        assert_eq!(map.get(&1), Some(&2));
+        assert_eq!(
+            map.get(&1),
+            Some(&Replaced {
+                by: 2,
+                hands_on: false
+            })
+        );
+        let map = replaced_by(&[keyed(1, "k", 2, 100), keyed(2, "k", 3, 200)]);
+        assert_eq!(
+            map.get(&1),
+            Some(&Replaced {
+                by: 2,
+                hands_on: true
+            })
+        );
     }
 
     #[test]
@@ -154,7 +186,7 @@ mod tests {
         let mut ours_later = keyed(4, "db-host", 2, 400);
         ours_later.projects = ours.projects.clone();
         let map = replaced_by(&[ours, theirs, ours_later]);
-        assert_eq!(map.get(&1), Some(&4));
+        assert_eq!(map.get(&1).map(|r| r.by), Some(4));
         assert_eq!(map.get(&2), None);
     }
 
@@ -164,13 +196,17 @@ mod tests {
         let mut b = keyed(2, "k", 3, 100);
         a.order = Some(7);
         b.order = Some(8);
-        assert_eq!(replaced_by(&[a.clone(), b.clone()]).get(&1), Some(&2));
+        assert_eq!(by(&replaced_by(&[a.clone(), b.clone()]), 1), Some(2));
         let undated = Keyed {
             observed_at: None,
             ..keyed(3, "k", 3, 0)
         };
         let map = replaced_by(&[a, undated]);
-        assert_eq!(map.get(&3), Some(&1), "an undated entry is replaceable");
+        assert_eq!(
+            map.get(&3).map(|r| r.by),
+            Some(1),
+            "an undated entry is replaceable"
+        );
         assert_eq!(map.get(&1), None, "and replaces nothing");
     }
 }

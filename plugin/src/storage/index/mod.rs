@@ -32,9 +32,16 @@ mod vector_changes;
 
 pub use lexicon::FtsTable;
 
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 8;
 const SCHEMA: &str = include_str!("schema.sql");
 const CACHE_SCHEMA: &str = include_str!("cache.sql");
+/// Entries by supersedes key, for search (`logic::recall::superseded`): an
+/// index that only speeds a lookup, so it is added to a writable index of
+/// this schema that lacks it rather than rebuilding that index (and a
+/// read-only open scans without it).
+const KEY_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS provenance_by_key ON provenance (supersedes_key) \
+     WHERE supersedes_key IS NOT NULL;";
 const INDEX_TABLES: &[&str] = &[
     "meta",
     "sources",
@@ -415,6 +422,7 @@ impl Index {
             };
             return Ok((index, Some(reason)));
         }
+        index.conn.execute_batch(KEY_INDEX)?;
         // An index from before `user_version` was used, at this schema.
         if migrate::recorded_version(&index.conn)? == 0 {
             index
@@ -1082,7 +1090,7 @@ impl Index {
 
     /// Every entry carrying one of `keys` as its supersedes key, for
     /// `logic::recall::superseded` (run only when a candidate has a key;
-    /// `provenance_by_key` finds them).
+    /// `KEY_INDEX` finds them).
     pub fn keyed(&self, keys: &[&str]) -> Result<Vec<Keyed>, DbError> {
         let list = serde_json::to_string(keys).unwrap_or_else(|_| "[]".into());
         self.conn.query(

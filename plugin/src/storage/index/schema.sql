@@ -74,9 +74,9 @@ CREATE TABLE provenance (
 CREATE INDEX provenance_below_agent ON provenance (chunk_id)
   WHERE origin_class IN ('untrusted', 'system') OR file_class IN ('untrusted', 'system');
 
--- Entries by supersedes key, for search (`logic::recall::superseded`):
--- a later note with the same key replaces an earlier one.
-CREATE INDEX provenance_by_key ON provenance (supersedes_key)
+-- Entries by supersedes key (`KEY_INDEX` in mod.rs, which also adds it to
+-- an index of this schema written before it).
+CREATE INDEX IF NOT EXISTS provenance_by_key ON provenance (supersedes_key)
   WHERE supersedes_key IS NOT NULL;
 
 -- Write-time recall metadata from annotation comments; NULL means neutral.
