@@ -17,6 +17,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The toolchain rust-toolchain.toml pins, with its target and components
+# (rustup 1.28 no longer installs it on first use).
+channel="$(sed -n 's/^channel = "\(.*\)"/\1/p' "$here/../rust-toolchain.toml")"
+if ! rustup toolchain list 2>/dev/null | grep -q "^$channel-"; then
+  echo "setup: installing Rust $channel" >&2
+  rustup toolchain install "$channel" --profile minimal --target wasm32-wasip2 --component rustfmt,clippy
+fi
+
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
   echo "setup: adding the wasm32-wasip2 target" >&2
   rustup target add wasm32-wasip2

@@ -122,8 +122,14 @@ pub struct DreamingConfig {
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SearchConfig {
-    /// `minilm` (local all-MiniLM-L6-v2), `none` (FTS-only), `test`, `failing`.
+    /// `minilm` (local all-MiniLM-L6-v2), `openai` (an OpenAI-compatible
+    /// endpoint, `remote`), `none` (FTS-only), `test`, `failing`.
     pub provider: Option<String>,
+    /// `openai`: the embedding model's name.
+    pub model: Option<String>,
+    /// `openai`: where the endpoint is.
+    #[serde(default)]
+    pub remote: RemoteConfig,
     /// Directory holding the MiniLM weights (see scripts/fetch-model.sh).
     pub model_dir: Option<PathBuf>,
     #[serde(default)]
@@ -132,6 +138,20 @@ pub struct SearchConfig {
     pub store: StoreConfig,
     #[serde(default)]
     pub chunking: ChunkingConfig,
+}
+
+/// An OpenAI-compatible embeddings endpoint (OpenClaw's
+/// `memorySearch.remote`).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RemoteConfig {
+    /// Base URL: `http://127.0.0.1:11434/v1`, `https://api.openai.com/v1`.
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The vectors' length; asked of the endpoint once (and kept in the
+    /// cache directory) when not given.
+    pub dimensions: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -267,7 +287,7 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         .clone()
         .or_else(|| search.provider.clone())
         .unwrap_or_else(|| "minilm".into());
-    let embedder = EmbedderChoice::parse(&provider, model_dir)?;
+    let embedder = EmbedderChoice::parse(&provider, model_dir, remote_embedder(search)?)?;
     let mut user = crate::settings::file_settings(file)?;
     user.extend(o.settings.clone());
     let config =
@@ -349,6 +369,32 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
 pub const DEFAULT_DREAM_SCHEDULE: &str = "0 3 * * *";
 
 /// `$XDG_CACHE_HOME/memory-core`, else `~/.cache/memory-core`.
+/// The endpoint `[memory.search.remote]` describes, if it names one; its
+/// key variable must be set.
+fn remote_embedder(
+    search: &SearchConfig,
+) -> anyhow::Result<Option<crate::embed::remote::RemoteEmbedder>> {
+    let Some(url) = search.remote.base_url.clone() else {
+        return Ok(None);
+    };
+    let model = search
+        .model
+        .clone()
+        .context("memory.search.remote needs memory.search.model (the embedding model's name)")?;
+    if let Some(var) = &search.remote.api_key_env {
+        if std::env::var_os(var).is_none() {
+            anyhow::bail!("memory.search.remote.apiKeyEnv names {var}, which is not set");
+        }
+    }
+    crate::http::base_url(&url).context("memory.search.remote.baseUrl")?;
+    Ok(Some(crate::embed::remote::RemoteEmbedder {
+        url,
+        model,
+        api_key_env: search.remote.api_key_env.clone(),
+        dimensions: search.remote.dimensions,
+    }))
+}
+
 pub fn cache_home() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)

@@ -1,15 +1,16 @@
 //! Language models the harness lends to the component: none; scripted
 //! (replies read from a file, for tests and scenarios); and any
-//! OpenAI-compatible chat-completions endpoint over HTTP (a local Ollama or
-//! LM Studio). Every call runs in a worker thread under the host's own
+//! OpenAI-compatible chat-completions endpoint over HTTP or HTTPS (a local
+//! Ollama or LM Studio, a cloud API). Every call runs in a worker thread under the host's own
 //! deadline: an epoch deadline does not interrupt a blocking import.
 
+use crate::http::{Client, HttpFailure};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -281,104 +282,82 @@ impl Backend for Scripted {
     }
 }
 
-/// An OpenAI-compatible chat-completions endpoint over plain HTTP/1.1.
+/// An OpenAI-compatible chat-completions endpoint (`crate::http`).
 struct OpenAi {
-    host: String,
-    port: u16,
-    path: String,
+    client: Client,
     model: String,
-    api_key: Option<String>,
+    /// Whether the endpoint takes `max_completion_tokens` (OpenAI's newer
+    /// models refuse `max_tokens`) rather than `max_tokens` (most local
+    /// servers); learnt from a refusal, then kept.
+    completion_tokens: AtomicBool,
 }
 
 impl OpenAi {
     fn new(url: &str, model: &str, api_key: Option<String>) -> anyhow::Result<OpenAi> {
-        let Some(rest) = url.strip_prefix("http://") else {
-            bail!("only http:// endpoints are supported ({url}); put a TLS-terminating proxy on loopback in front of https ones");
-        };
-        let (authority, base) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) => (
-                h.to_string(),
-                p.parse().with_context(|| format!("bad port in {url}"))?,
-            ),
-            None => (authority.to_string(), 80),
-        };
-        let base = base.trim_end_matches('/');
-        let path = if base.is_empty() {
-            "/chat/completions".to_string()
-        } else {
-            format!("/{base}/chat/completions")
-        };
+        let client = Client::new(url, api_key)?;
+        // OpenAI's own API takes `max_completion_tokens` for every model.
+        let openai = client.base().contains("://api.openai.com");
         Ok(OpenAi {
-            host,
-            port,
-            path,
+            client,
             model: model.to_string(),
-            api_key,
+            completion_tokens: AtomicBool::new(openai),
         })
     }
 
-    fn post(&self, body: &str, timeout: Duration) -> std::io::Result<(u16, String)> {
-        use std::net::ToSocketAddrs;
-        let address = (self.host.as_str(), self.port)
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| std::io::Error::other("the host name resolves to nothing"))?;
-        let mut stream = std::net::TcpStream::connect_timeout(&address, timeout)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
-        let auth = self
-            .api_key
-            .as_ref()
-            .map(|k| format!("Authorization: Bearer {k}\r\n"))
-            .unwrap_or_default();
-        write!(
-            stream,
-            "POST {} HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}Connection: close\r\n\r\n{body}",
-            self.path,
-            self.host,
-            self.port,
-            body.len()
-        )?;
-        let mut raw = Vec::new();
-        stream.take(16 * 1024 * 1024).read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, payload) = text
-            .split_once("\r\n\r\n")
-            .ok_or_else(|| std::io::Error::other("no HTTP header"))?;
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| std::io::Error::other("no HTTP status"))?;
-        let chunked = head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked");
-        Ok((
-            status,
-            if chunked {
-                dechunk(payload)
-            } else {
-                payload.to_string()
-            },
-        ))
+    /// Posts the request, and once more with the other token-limit
+    /// parameter when the endpoint refuses the one sent by name.
+    fn post(
+        &self,
+        body: &mut Value,
+        max_tokens: u32,
+        timeout: Duration,
+    ) -> Result<Value, ModelFailure> {
+        let started = std::time::Instant::now();
+        let mut switched = false;
+        loop {
+            let (sent, other) = token_limit_names(self.completion_tokens.load(Ordering::Relaxed));
+            if let Some(map) = body.as_object_mut() {
+                map.remove(other);
+                map.insert(sent.into(), json!(max_tokens));
+            }
+            let left = timeout.saturating_sub(started.elapsed());
+            let reply = self
+                .client
+                .post_json("chat/completions", body, left)
+                .map_err(model_failure)?;
+            if !switched && reply.status == 400 && refuses_parameter(&reply.body, sent, other) {
+                self.completion_tokens.fetch_xor(true, Ordering::Relaxed);
+                switched = true;
+                continue;
+            }
+            return reply.json().map_err(model_failure);
+        }
     }
 }
 
-fn dechunk(payload: &str) -> String {
-    let mut out = String::new();
-    let mut rest = payload;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || after.len() < size {
-            break;
-        }
-        out.push_str(&after[..size]);
-        rest = after[size..].trim_start_matches("\r\n");
+/// The token-limit parameter to send and the one to leave out.
+fn token_limit_names(completion_tokens: bool) -> (&'static str, &'static str) {
+    if completion_tokens {
+        ("max_completion_tokens", "max_tokens")
+    } else {
+        ("max_tokens", "max_completion_tokens")
     }
-    out
+}
+
+/// Whether an error reply says the endpoint does not take the parameter
+/// sent and names the other (OpenAI: "Unsupported parameter: 'max_tokens'
+/// is not supported with this model. Use 'max_completion_tokens' instead.").
+fn refuses_parameter(body: &str, sent: &str, other: &str) -> bool {
+    body.contains(sent) && body.contains(other)
+        || body.contains(sent) && body.to_ascii_lowercase().contains("unsupported")
+}
+
+fn model_failure(failure: HttpFailure) -> ModelFailure {
+    match failure {
+        HttpFailure::Unavailable(m) => ModelFailure::Unavailable(m),
+        HttpFailure::Timeout(m) => ModelFailure::Timeout(m),
+        HttpFailure::Failed(m) => ModelFailure::Failed(m),
+    }
 }
 
 impl Backend for OpenAi {
@@ -406,7 +385,7 @@ impl Backend for OpenAi {
                 v
             })
             .collect();
-        let mut body = json!({"model": self.model, "messages": messages, "max_tokens": max_tokens, "stream": false});
+        let mut body = json!({"model": self.model, "messages": messages, "stream": false});
         if !tools.is_empty() {
             body["tools"] = tools
                 .iter()
@@ -416,25 +395,7 @@ impl Backend for OpenAi {
                 })
                 .collect();
         }
-        let (status, payload) =
-            self.post(&body.to_string(), timeout)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                        ModelFailure::Timeout(e.to_string())
-                    }
-                    std::io::ErrorKind::ConnectionRefused => {
-                        ModelFailure::Unavailable(e.to_string())
-                    }
-                    _ => ModelFailure::Failed(e.to_string()),
-                })?;
-        if status != 200 {
-            return Err(ModelFailure::Failed(format!(
-                "HTTP {status}: {}",
-                payload.chars().take(300).collect::<String>()
-            )));
-        }
-        let value: Value = serde_json::from_str(&payload)
-            .map_err(|e| ModelFailure::Failed(format!("not JSON: {e}")))?;
+        let value = self.post(&mut body, max_tokens, timeout)?;
         let message = &value["choices"][0]["message"];
         let tool_calls: Vec<ToolCall> = message["tool_calls"]
             .as_array()
@@ -474,50 +435,12 @@ impl Backend for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
+    use crate::http::fake::{self, Answer};
 
-    /// A one-request fake OpenAI server on loopback; returns its URL and the
-    /// request it received.
-    fn fake_server(response: &'static str, delay: Duration) -> (String, mpsc::Receiver<String>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let (mut stream, _) = listener.accept().unwrap();
-            stream
-                .set_read_timeout(Some(Duration::from_secs(5)))
-                .unwrap();
-            // Read the whole request (headers, then Content-Length bytes):
-            // TCP may deliver it in several pieces.
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            loop {
-                let n = stream.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request);
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let length = head
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length:")
-                                .map(|v| v.trim().to_string())
-                        })
-                        .and_then(|v| v.parse::<usize>().ok())
-                        .unwrap_or(0);
-                    if body.len() >= length {
-                        break;
-                    }
-                }
-            }
-            let _ = tx.send(String::from_utf8_lossy(&request).into_owned());
-            std::thread::sleep(delay);
-            let _ = stream.write_all(response.as_bytes());
-        });
-        (url, rx)
+    /// A fake endpoint answering `answers` in order.
+    fn fake_server(answers: Vec<Answer>) -> (String, mpsc::Receiver<String>) {
+        let server = fake::http("127.0.0.1:0", answers);
+        (server.url, server.requests)
     }
 
     fn lender(url: String) -> ModelLender {
@@ -534,11 +457,10 @@ mod tests {
 
     #[test]
     fn openai_compatible_endpoint_answers() {
-        let (url, request) = fake_server(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
-             30\r\n{\"choices\":[{\"message\":{\"content\":\"- a fact\"}}]}\r\n0\r\n\r\n",
-            Duration::ZERO,
-        );
+        let (url, request) = fake_server(vec![Answer::chunked(
+            r#"{"choices":[{"message":{"content":"- a fact"}}]}"#,
+            16,
+        )]);
         let reply = lender(url)
             .complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 5_000)
             .unwrap();
@@ -553,7 +475,7 @@ mod tests {
 
     #[test]
     fn a_slow_endpoint_times_out_on_the_host_deadline() {
-        let (url, _) = fake_server("HTTP/1.1 200 OK\r\n\r\n{}", Duration::from_secs(3));
+        let (url, _) = fake_server(vec![Answer::json(200, "{}").after(Duration::from_secs(3))]);
         let started = std::time::Instant::now();
         let error = lender(url)
             .complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 200)
@@ -564,22 +486,19 @@ mod tests {
 
     #[test]
     fn http_errors_and_nonsense_are_failures() {
-        let (url, _) = fake_server(
-            "HTTP/1.1 500 Internal Server Error\r\n\r\noops",
-            Duration::ZERO,
-        );
+        let (url, _) = fake_server(vec![Answer::json(500, "oops")]);
         assert!(matches!(
             lender(url).complete(vec![], Vec::new(), 8, 2_000),
             Err(ModelFailure::Failed(_))
         ));
-        let (url, _) = fake_server("HTTP/1.1 200 OK\r\n\r\nnot json", Duration::ZERO);
+        let (url, _) = fake_server(vec![Answer::json(200, "not json")]);
         assert!(matches!(
             lender(url).complete(vec![], Vec::new(), 8, 2_000),
             Err(ModelFailure::Failed(_))
         ));
         assert!(ModelLender::new(
             &ModelChoice::OpenAi {
-                url: "https://api.example/v1".into(),
+                url: "ftp://api.example/v1".into(),
                 model: "m".into(),
                 api_key_env: None
             },
@@ -590,12 +509,10 @@ mod tests {
 
     #[test]
     fn tool_calls_go_out_and_come_back() {
-        let (url, request) = fake_server(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n\
-             {\"choices\":[{\"message\":{\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\
-             \"function\":{\"name\":\"memory_search\",\"arguments\":\"{\\\"query\\\":\\\"x\\\"}\"}}]}}]}",
-            Duration::ZERO,
-        );
+        let (url, request) = fake_server(vec![Answer::json(
+            200,
+            r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"memory_search","arguments":"{\"query\":\"x\"}"}}]}}]}"#,
+        )]);
         let tools = vec![ToolSpec {
             name: "memory_search".into(),
             description: "search".into(),
@@ -614,6 +531,81 @@ mod tests {
         );
         let seen = request.recv().unwrap();
         assert!(seen.contains("\"tools\":[{\"function\""), "{seen}");
+    }
+
+    const REFUSAL: &str = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens"}}"#;
+    const OK: &str = r#"{"choices":[{"message":{"content":"ok"}}]}"#;
+
+    #[test]
+    fn a_refused_max_tokens_goes_again_as_max_completion_tokens_and_stays() {
+        let (url, requests) = fake_server(vec![
+            Answer::json(400, REFUSAL),
+            Answer::json(200, OK),
+            Answer::json(200, OK),
+        ]);
+        let lender = lender(url);
+        for _ in 0..2 {
+            let reply =
+                lender.complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 5_000);
+            assert_eq!(reply.unwrap().text, "ok");
+        }
+        let sent: Vec<String> = (0..3).map(|_| requests.recv().unwrap()).collect();
+        assert!(sent[0].contains(r#""max_tokens":64"#), "{}", sent[0]);
+        assert!(!sent[0].contains("max_completion_tokens"));
+        for later in &sent[1..] {
+            assert!(later.contains(r#""max_completion_tokens":64"#), "{later}");
+            assert!(!later.contains(r#""max_tokens""#), "{later}");
+        }
+    }
+
+    #[test]
+    fn another_bad_request_is_not_sent_again() {
+        let (url, requests) = fake_server(vec![
+            Answer::json(400, r#"{"error":{"message":"model 'tiny' not found"}}"#),
+            Answer::json(200, OK),
+        ]);
+        let error = lender(url)
+            .complete(vec![ChatMessage::new("user", "hi")], Vec::new(), 64, 5_000)
+            .unwrap_err();
+        assert!(
+            matches!(&error, ModelFailure::Failed(m) if m.contains("not found")),
+            "{error:?}"
+        );
+        requests.recv().unwrap();
+        assert!(requests.recv_timeout(Duration::from_millis(300)).is_err());
+    }
+
+    #[test]
+    fn openai_itself_is_sent_max_completion_tokens_first() {
+        let (parameter, _) = token_limit_names(true);
+        assert_eq!(parameter, "max_completion_tokens");
+        let openai = OpenAi::new("https://api.openai.com/v1", "gpt-5-mini", None).unwrap();
+        assert!(openai.completion_tokens.load(Ordering::Relaxed));
+        let local = OpenAi::new("http://127.0.0.1:11434/v1", "llama3", None).unwrap();
+        assert!(!local.completion_tokens.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_model_over_https_answers() {
+        let (server, ca) = fake::https(vec![Answer::json(200, OK)]);
+        let roots =
+            ureq::tls::RootCerts::new_with_certs(&[
+                ureq::tls::Certificate::from_der(&ca.der).to_owned()
+            ]);
+        let openai = OpenAi {
+            client: Client::with_roots(&server.url, None, roots).unwrap(),
+            model: "tiny".into(),
+            completion_tokens: AtomicBool::new(false),
+        };
+        let reply = openai
+            .complete(
+                &[ChatMessage::new("user", "hi")],
+                &[],
+                16,
+                Duration::from_secs(5),
+            )
+            .unwrap();
+        assert_eq!(reply.text, "ok");
     }
 
     #[test]

@@ -603,3 +603,27 @@ fn a_renamed_untrusted_file_stays_untrusted_and_reads_framed() {
         "nothing was written"
     );
 }
+
+#[test]
+fn version_names_the_harness_the_component_and_the_wit_package() {
+    let out = harness().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("memory-harness {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(
+        lines[1].starts_with(&format!("component {} (", memory_core::COMPONENT_VERSION)),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("WIT openclaw:memory@"), "{text}");
+    let missing = harness()
+        .env("MEMORY_CORE_COMPONENT", "/no/such/memory_core.wasm")
+        .arg("-V")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&missing.stdout)
+        .contains("component not found (/no/such/memory_core.wasm"));
+}

@@ -53,3 +53,22 @@ pub use ops::write::{
     NoteRequest, WriteReport,
 };
 pub use ops::Memory;
+
+/// This crate's version, which `memory-harness --version` reads from a built
+/// component's custom section `memory-core-version` (the WIT package names
+/// the interface, not the build).
+pub const COMPONENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(target_arch = "wasm32")]
+#[used]
+#[link_section = "memory-core-version"]
+static COMPONENT_VERSION_SECTION: [u8; COMPONENT_VERSION.len()] = {
+    let bytes = COMPONENT_VERSION.as_bytes();
+    let mut out = [0u8; COMPONENT_VERSION.len()];
+    let mut i = 0;
+    while i < bytes.len() {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+};

@@ -1,6 +1,7 @@
 //! Embedders the harness lends to the component: a real local model
-//! (all-MiniLM-L6-v2), none (lexical only), and two test doubles — a
-//! deterministic bag-of-words embedder and one that always fails.
+//! (all-MiniLM-L6-v2), an OpenAI-compatible endpoint (`remote`), none
+//! (lexical only), and test doubles — a deterministic bag-of-words
+//! embedder, one that always fails, and faulty ones.
 //!
 //! Every backend runs behind `Lender`, which puts a host-side timeout on each
 //! call: an epoch deadline does not interrupt a blocking host import. The
@@ -10,6 +11,7 @@
 pub mod deterministic;
 pub mod minilm;
 mod pinned;
+pub mod remote;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -38,6 +40,8 @@ pub enum EmbedderChoice {
     MiniLm {
         model_dir: PathBuf,
     },
+    /// An OpenAI-compatible `/embeddings` endpoint.
+    Remote(remote::RemoteEmbedder),
     /// Deterministic hashing embedder for tests and scenarios.
     Test,
     /// Always fails, for testing the lexical fallback.
@@ -51,9 +55,19 @@ pub enum EmbedderChoice {
 }
 
 impl EmbedderChoice {
-    pub fn parse(name: &str, model_dir: PathBuf) -> anyhow::Result<EmbedderChoice> {
+    /// The embedder named; `openai` takes the endpoint `remote` describes.
+    pub fn parse(
+        name: &str,
+        model_dir: PathBuf,
+        remote: Option<remote::RemoteEmbedder>,
+    ) -> anyhow::Result<EmbedderChoice> {
         Ok(match name {
             "none" => EmbedderChoice::None,
+            "openai" | "remote" => EmbedderChoice::Remote(remote.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the openai embedder needs [memory.search.remote] baseUrl and memory.search.model in the configuration"
+                )
+            })?),
             "minilm" | "local" | "all-MiniLM-L6-v2" => EmbedderChoice::MiniLm { model_dir },
             "test" => EmbedderChoice::Test,
             "failing" => EmbedderChoice::Failing,
@@ -61,7 +75,7 @@ impl EmbedderChoice {
             "nan" => EmbedderChoice::Nan,
             "wrong-dims" => EmbedderChoice::WrongDims,
             other => anyhow::bail!(
-                "unknown embedder {other:?}; use minilm, none, test, slow, failing, nan or wrong-dims"
+                "unknown embedder {other:?}; use minilm, openai, none, test, slow, failing, nan or wrong-dims"
             ),
         })
     }
@@ -118,6 +132,7 @@ impl Lender {
                     }) as Loader),
                 )
             }
+            EmbedderChoice::Remote(endpoint) => remote_worker(endpoint, timeout),
             EmbedderChoice::MiniLm { model_dir } => {
                 let dir = model_dir.clone();
                 (
@@ -268,6 +283,37 @@ impl Lender {
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(EmbedFailure::Unavailable(
                 "the embedder worker has stopped".into(),
             )),
+        }
+    }
+}
+
+/// The endpoint's description and worker; without them (an unset key, an
+/// endpoint that did not answer the probe for its dimensions) searches are
+/// lexical, and the reason is told once on stderr.
+fn remote_worker(
+    endpoint: &remote::RemoteEmbedder,
+    timeout: Duration,
+) -> (Option<EmbedderInfo>, Option<Loader>) {
+    let cache = remote::dimensions_file(&crate::config::cache_home());
+    let ready = endpoint
+        .client()
+        .and_then(|client| Ok((endpoint.info(&client, &cache, timeout)?, client)));
+    match ready {
+        Ok((info, client)) => {
+            let backend = remote::Remote {
+                client,
+                model: endpoint.model.clone(),
+                dimensions: info.dimensions,
+                timeout,
+            };
+            (
+                Some(info),
+                Some(Box::new(move || Ok(Box::new(backend) as Box<dyn Backend>)) as Loader),
+            )
+        }
+        Err(problem) => {
+            eprintln!("note: no embeddings this run, searching FTS-only: {problem:#}");
+            (None, None)
         }
     }
 }

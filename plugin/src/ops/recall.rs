@@ -17,7 +17,7 @@ use crate::text::framing;
 use crate::text::hash::entry_hash;
 use crate::text::layout::{self, Date, Tier};
 use crate::text::markdown;
-use crate::text::words::{query_terms, stem, stem_set, truncate_chars};
+use crate::text::words::{query_terms, truncate_chars};
 use std::collections::{HashMap, HashSet};
 
 /// Longest query accepted, in characters.
@@ -64,7 +64,9 @@ impl Memory {
             .clamp(1, MAX_RESULTS_LIMIT) as usize;
         let per_leg = s.candidates_per_leg.max(4 * limit as u32);
         let terms = query_terms(&request.query, MAX_QUERY_TERMS);
-        let stems: HashSet<String> = terms.iter().map(|t| stem(t)).collect();
+        // Stemmed as the index stems (FTS5's Porter), so coverage counts a
+        // query word wherever the lexical leg matched it.
+        let stems = self.index.term_stems(&terms)?;
         let found = self.retrieve(&request.query, &terms, per_leg)?;
         let (mut fetched, mut neighbours_of) = self.candidate_rows(&found, limit)?;
         let replaced = self.replacements(&mut fetched)?;
@@ -72,7 +74,8 @@ impl Memory {
         let mut candidates = Vec::with_capacity(fetched.len());
         for row in fetched {
             let neighbours = neighbours_of.remove(&row.id).unwrap_or_default();
-            let mut c = candidate(&row, &stems, &found, neighbours, &request.context);
+            let words = self.index.content_stems(&row.text)?;
+            let mut c = candidate(&row, &stems, words, &found, neighbours, &request.context);
             c.replaced_by = replaced.get(&row.id).copied();
             candidates.push(c);
             rows.insert(row.id, row);
@@ -455,12 +458,12 @@ type Neighbours = HashMap<i64, Vec<(i64, i32)>>;
 fn candidate(
     row: &ChunkRow,
     stems: &HashSet<String>,
+    words: HashSet<String>,
     found: &Retrieved,
     neighbours: Vec<(i64, i32)>,
     context: &TurnContext,
 ) -> Candidate {
     let id = row.id;
-    let words = stem_set(&row.text);
     let coverage = if stems.is_empty() {
         0.0
     } else {

@@ -165,9 +165,12 @@ pub fn is_stop_word(token: &str) -> bool {
     STOP_WORDS.binary_search(&token).is_ok()
 }
 
-/// A deliberately light stemmer (plural and common verb endings) for scoring
-/// coverage. The index itself uses SQLite's Porter stemmer; this one only has
-/// to make "decided"/"decide" and "servers"/"server" meet.
+/// A deliberately light stemmer (plural and common verb endings) for
+/// dreaming's pure logic: query keys (kept in the ledger, so they must not
+/// change under recorded recalls) and the words a consolidation may use.
+/// Search scores coverage with the index's own Porter stems instead
+/// (`storage::index::stems`). This one only has to make "decided"/"decide"
+/// and "servers"/"server" meet.
 pub fn stem(token: &str) -> String {
     let len = token.chars().count();
     if len <= 3 || !token.is_ascii() {
@@ -224,7 +227,7 @@ pub fn query_terms(query: &str, limit: usize) -> Vec<String> {
     terms
 }
 
-/// The stemmed content-word set of a text, for coverage and MMR similarity.
+/// The stemmed content-word set of a text (with `stem`), for dreaming.
 pub fn stem_set(text: &str) -> std::collections::HashSet<String> {
     tokens(text)
         .filter(|t| !is_stop_word(t))

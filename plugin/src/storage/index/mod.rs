@@ -22,11 +22,12 @@ use crate::logic::recall::superseded::Keyed;
 use crate::storage::sqlite::fts5_rank::{rowid_with_length, LENGTH_BITS};
 use crate::storage::sqlite::migrate;
 use crate::storage::sqlite::{Connection, DbError, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 mod codes;
 mod lexicon;
+mod stems;
 mod term_cache;
 mod vector_changes;
 
@@ -304,6 +305,9 @@ pub struct Index {
     /// trigram search always scores through FTS5). Declared before `conn`,
     /// whose FTS5 tokenizer it holds, so it is dropped first.
     lexicon: Option<lexicon::Lexicon>,
+    /// The index's stemming for coverage (`stems`); also before `conn`.
+    /// `None` only while `reset` swaps the connection.
+    stemmer: Option<stems::Stemmer>,
     conn: Connection,
     path: PathBuf,
     tokenizer: FtsTokenizer,
@@ -358,6 +362,8 @@ impl Index {
         conn.register_fts5_rank().map_err(|e| e.to_string())?;
         let index = Index {
             lexicon: lexicon_for(&conn, tokenizer).map_err(|e| e.to_string())?,
+            // SAFETY: as the lexicon's.
+            stemmer: Some(unsafe { stems::Stemmer::new(&conn) }.map_err(|e| e.to_string())?),
             conn,
             path: path.to_path_buf(),
             tokenizer,
@@ -402,6 +408,8 @@ impl Index {
         conn.register_fts5_rank()?;
         let index = Index {
             lexicon: lexicon_for(&conn, tokenizer)?,
+            // SAFETY: as the lexicon's.
+            stemmer: Some(unsafe { stems::Stemmer::new(&conn) }?),
             conn,
             path: path.to_path_buf(),
             tokenizer,
@@ -542,6 +550,7 @@ impl Index {
         // moves; the lexicon's tokenizer goes first.
         let placeholder = Connection::open_in_memory()?;
         self.lexicon = None;
+        self.stemmer = None;
         self.conn = placeholder;
         let aside = set_aside(&self.path, now_ms(), KEPT_DAMAGED);
         let (fresh, _) = Self::open(&self.path, self.tokenizer)?;
@@ -985,6 +994,23 @@ impl Index {
             .collect())
     }
 
+    /// The stems of a text's content words, as the index stems them
+    /// (`stems`).
+    pub fn content_stems(&self, text: &str) -> Result<HashSet<String>, DbError> {
+        self.stemmer().content_stems(text)
+    }
+
+    /// The stems of a query's terms, as the index stems them.
+    pub fn term_stems(&self, terms: &[String]) -> Result<HashSet<String>, DbError> {
+        self.stemmer().term_stems(terms)
+    }
+
+    fn stemmer(&self) -> &stems::Stemmer {
+        self.stemmer
+            .as_ref()
+            .expect("the stemmer is only away while reset swaps the connection")
+    }
+
     /// The best `limit` windows for any of `terms`, with their spans.
     pub fn lexical_windows(
         &self,
@@ -1374,7 +1400,7 @@ fn lexicon_for(
 
 fn tokenizer_spec(tokenizer: FtsTokenizer) -> &'static str {
     match tokenizer {
-        FtsTokenizer::Unicode61 => "porter unicode61 remove_diacritics 2",
+        FtsTokenizer::Unicode61 => stems::PORTER_SPEC,
         FtsTokenizer::Trigram => "trigram",
     }
 }

@@ -94,21 +94,32 @@ impl Tokenizer {
         purpose: Purpose,
         mut each: impl FnMut(&[u8]),
     ) -> Result<(), c_int> {
+        self.tokens_at(text, purpose, |token, _| each(token))
+    }
+
+    /// Calls `each` with every token of `text` and the byte range of the
+    /// text it came from, in order.
+    pub fn tokens_at(
+        &self,
+        text: &str,
+        purpose: Purpose,
+        mut each: impl FnMut(&[u8], std::ops::Range<usize>),
+    ) -> Result<(), c_int> {
         unsafe extern "C" fn token(
             context: *mut c_void,
             _flags: c_int,
             bytes: *const c_char,
             length: c_int,
-            _start: c_int,
-            _end: c_int,
+            start: c_int,
+            end: c_int,
         ) -> c_int {
-            let each = &mut *(context as *mut &mut dyn FnMut(&[u8]));
+            let each = &mut *(context as *mut &mut dyn FnMut(&[u8], std::ops::Range<usize>));
             let token = if bytes.is_null() || length <= 0 {
                 &[][..]
             } else {
                 std::slice::from_raw_parts(bytes as *const u8, length as usize)
             };
-            each(token);
+            each(token, start.max(0) as usize..end.max(start).max(0) as usize);
             ffi::SQLITE_OK
         }
         if text.is_empty() {
@@ -121,11 +132,11 @@ impl Tokenizer {
         let Some(tokenize) = self.methods.xTokenize else {
             return Err(ffi::SQLITE_MISUSE);
         };
-        let mut each: &mut dyn FnMut(&[u8]) = &mut each;
+        let mut each: &mut dyn FnMut(&[u8], std::ops::Range<usize>) = &mut each;
         let rc = unsafe {
             tokenize(
                 self.handle.as_ptr(),
-                &mut each as *mut &mut dyn FnMut(&[u8]) as *mut c_void,
+                &mut each as *mut &mut dyn FnMut(&[u8], std::ops::Range<usize>) as *mut c_void,
                 flags,
                 text.as_ptr() as *const c_char,
                 text.len() as c_int,
