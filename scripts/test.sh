@@ -4,7 +4,8 @@
 # every test — the plugin's unit tests (native), the harness's unit tests, the
 # MiniLM check against pinned reference values, and the conformance suite
 # through the wasmtime sandbox; then the JavaScript host (hosts/openclaw):
-# its unit tests, and the same conformance suite under Node through jco.
+# its unit tests, and the same conformance suite under Node through jco; and
+# the release artifacts, checked outside the repository.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
@@ -27,3 +28,6 @@ poisoning="$(mktemp -d)"
 trap 'rm -rf "$poisoning"' EXIT
 cargo run --locked --release -q -p memory-harness -- poisoning-scenarios "$poisoning"
 "$node" hosts/openclaw/conformance/run.mjs "$poisoning"
+# The release artifacts: built into a scratch dist/, checked by their sums,
+# and the packed harness run outside the repository (scripts/release.sh).
+bash scripts/release.sh "$poisoning/dist" >/dev/null

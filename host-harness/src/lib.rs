@@ -15,6 +15,7 @@ pub mod http;
 pub mod json;
 pub mod model;
 pub mod names;
+pub mod notes;
 pub mod poisoning;
 pub mod project;
 pub mod report;

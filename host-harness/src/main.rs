@@ -7,6 +7,12 @@ mod cli;
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() {
+    // A closed pipe (`search … | head -1`) ends the process quietly, as it
+    // ends any Unix filter, instead of a panic on the next print. Output
+    // comes after the work is done and committed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let mut command = cli::Cli::command();
     // `--version` also names the component's version and the WIT package;
     // the component is read only when asked.
@@ -19,6 +25,11 @@ fn main() {
             Box::leak(memory_harness::version::describe(&component).into_boxed_str());
         command = command.version(text);
     }
-    let cli = cli::Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
-    std::process::exit(cli::run(cli));
+    let parsed = command
+        .try_get_matches()
+        .and_then(|matches| cli::Cli::from_arg_matches(&matches));
+    match parsed {
+        Ok(cli) => std::process::exit(cli::run(cli)),
+        Err(error) => std::process::exit(cli::usage_error(error)),
+    }
 }

@@ -627,3 +627,206 @@ fn version_names_the_harness_the_component_and_the_wit_package() {
     assert!(String::from_utf8_lossy(&missing.stdout)
         .contains("component not found (/no/such/memory_core.wasm"));
 }
+
+#[test]
+fn a_reading_command_refuses_a_workspace_that_does_not_exist_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("agnet");
+    for args in [
+        &["search", "billing"][..],
+        &["status"],
+        &["get", "MEMORY.md"],
+        &["bootstrap"],
+    ] {
+        let out = harness()
+            .arg("--workspace")
+            .arg(&missing)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(66), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&missing.display().to_string()) && stderr.contains("does not exist"),
+            "{stderr}"
+        );
+        assert!(!missing.exists(), "{args:?} created the workspace");
+    }
+    // With --json, the same failure is one object naming the path.
+    let out = harness()
+        .arg("--workspace")
+        .arg(&missing)
+        .args(["--json", "search", "billing"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(66));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["kind"], "not-found");
+    assert_eq!(error["error"]["path"], missing.display().to_string());
+    assert_eq!(error["error"]["exit_code"], 66);
+}
+
+#[test]
+fn writing_into_a_new_workspace_says_it_created_it_and_init_makes_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("fresh");
+    let out = harness()
+        .args(["--embedder", "none", "--now", "2026-12-02", "--workspace"])
+        .arg(&fresh)
+        .args([
+            "note",
+            "--source",
+            "owner",
+            "The gateway stays on loopback.",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("created the workspace"));
+    assert!(fresh.join("memory/2026-12-02.md").is_file());
+    // A write refused for its arguments creates nothing.
+    let refused = dir.path().join("refused");
+    let out = harness()
+        .arg("--workspace")
+        .arg(&refused)
+        .args(["note", "no origin given"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(!refused.exists());
+
+    let other = dir.path().join("other");
+    let out = harness()
+        .args(["--embedder", "none", "-q", "--workspace"])
+        .arg(&other)
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "-q: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(other.join("memory").is_dir() && other.join(".memory/index.sqlite").is_file());
+    let status = harness()
+        .args(["--embedder", "none", "--workspace"])
+        .arg(&other)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+}
+
+#[test]
+fn with_json_every_error_is_one_object_with_the_exit_code() {
+    let ws = workspace();
+    let run = |args: &[&str]| {
+        let out = harness()
+            .args(["--embedder", "none", "--json", "--workspace"])
+            .arg(ws.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let error: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{args:?}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(
+            error["error"]["exit_code"],
+            out.status.code().unwrap(),
+            "{args:?}"
+        );
+        error["error"].clone()
+    };
+    let usage = run(&["search", "--max-resluts", "3", "x"]);
+    assert_eq!(
+        (usage["kind"].as_str(), usage["argument"].as_str()),
+        (Some("usage"), Some("--max-resluts"))
+    );
+    let bad_value = run(&["--taint", "trusted", "search", "x"]);
+    assert_eq!(bad_value["kind"], "usage");
+    assert!(bad_value["message"].as_str().unwrap().contains("trusted"));
+    let outside = run(&["get", "../secrets.md"]);
+    assert_eq!(
+        (outside["kind"].as_str(), outside["exit_code"].as_i64()),
+        (Some("access-denied"), Some(65))
+    );
+    let absent = run(&["get", "memory/2020-01-01.md"]);
+    assert_eq!(
+        (absent["kind"].as_str(), absent["exit_code"].as_i64()),
+        (Some("not-found"), Some(66))
+    );
+    let clock = run(&["--now", "yesterday", "search", "x"]);
+    assert_eq!(
+        (clock["argument"].as_str(), clock["exit_code"].as_i64()),
+        (Some("--now"), Some(2))
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let ws = workspace();
+    let mut child = harness()
+        .args(["--embedder", "none", "--workspace"])
+        .arg(ws.path())
+        .args(["search", "gateway billing lunch", "--max-results", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before anything is printed (`… | head -0`).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc_sigpipe()),
+        "{:?}",
+        out.status
+    );
+}
+
+/// SIGPIPE's number on Linux and the BSDs.
+fn libc_sigpipe() -> i32 {
+    13
+}
+
+#[test]
+fn the_configuration_is_found_in_the_user_s_config_directory() {
+    let ws = workspace();
+    let config_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(config_home.path().join("memory-core")).unwrap();
+    std::fs::write(
+        config_home.path().join("memory-core/config.toml"),
+        format!(
+            "workspace = {:?}\n\n[memory.search]\nprovider = \"none\"\n",
+            ws.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = harness()
+        .current_dir(elsewhere.path())
+        .env("XDG_CONFIG_HOME", config_home.path())
+        .args(["-v", "search", "billing"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("MEMORY.md#L3"));
+    assert!(
+        stderr.contains("configuration:") && stderr.contains("memory-core/config.toml"),
+        "-v: {stderr}"
+    );
+}

@@ -495,11 +495,14 @@ fn a_workspace_the_javascript_host_serves_is_left_to_it() {
         .args(["report", "--json"])
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    // With --json the failure is one JSON object on stdout, busy (75).
+    assert_eq!(out.status.code(), Some(75));
+    let failure: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = failure["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(failure["error"]["kind"], "busy");
     assert!(
-        stderr.contains(&format!("in use by openclaw gateway (pid {parent} on host")),
-        "{stderr}"
+        message.contains(&format!("in use by openclaw gateway (pid {parent} on host")),
+        "{failure}"
     );
     // A lock its holder left behind is no obstacle.
     std::fs::write(&lock, line(999_999_999, 1)).unwrap();

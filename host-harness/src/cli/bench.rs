@@ -51,12 +51,15 @@ pub struct NotesArgs {
 /// `bench-corpus`'s flags.
 #[derive(Args)]
 pub struct CorpusArgs {
+    /// The corpus: a workspace directory (copied, never changed).
     corpus: PathBuf,
+    /// The queries: a text file, one query per line.
     #[arg(long)]
     queries: PathBuf,
     /// Times every query is run.
     #[arg(long, default_value_t = 20)]
     repeat: usize,
+    /// Skip the native run (the crate without wasm): sandboxed figures only.
     #[arg(long)]
     no_native: bool,
     /// Start each copy from the corpus's own index file
@@ -69,10 +72,13 @@ pub struct CorpusArgs {
 /// `bench-dream`'s flags.
 #[derive(Args)]
 pub struct DreamArgs {
+    /// Daily-note entries in the workspace.
     #[arg(long, default_value_t = 10_000)]
     entries: usize,
+    /// Entries recalled before the sweep (three searches each).
     #[arg(long, default_value_t = 1_000)]
     recalled: usize,
+    /// Skip the native run (the crate without wasm): sandboxed figures only.
     #[arg(long)]
     no_native: bool,
 }
@@ -80,8 +86,10 @@ pub struct DreamArgs {
 /// `bench-life`'s flags.
 #[derive(Args)]
 pub struct LifeArgs {
+    /// Seed of the month: the owner, projects, facts, phrasings and days.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Days replayed.
     #[arg(long, default_value_t = 30)]
     days: usize,
     /// Run in DIR and keep it (workspace, repositories, transcripts,

@@ -30,6 +30,7 @@ pub struct ConformanceArgs {
 /// `poisoning-scenarios`'s flags.
 #[derive(Args)]
 pub struct PoisoningArgs {
+    /// Where the scenario folders are written.
     out: PathBuf,
     /// The suite's folder (cases.json and workspace/).
     #[arg(long, default_value = "tests/poisoning")]

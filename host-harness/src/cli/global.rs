@@ -9,6 +9,7 @@ use memory_harness::settings::flag_help;
 use std::path::PathBuf;
 
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// The command, as the health record names it (set by `cli::run`).
     #[arg(skip)]
@@ -28,15 +29,30 @@ pub struct Global {
     /// else /etc/localtime, else UTC).
     #[arg(long, global = true, value_name = "ZONE")]
     pub time_zone: Option<String>,
-    /// Embedder: minilm (default), none (FTS-only), test (deterministic), slow (test, 150 ms a call), failing.
-    #[arg(long, global = true)]
+    /// Embedder: minilm (default, local all-MiniLM-L6-v2), openai (the
+    /// endpoint in [memory.search.remote]), none (FTS-only); test doubles:
+    /// test (deterministic), slow (test, 150 ms a call), failing, nan,
+    /// wrong-dims.
+    #[arg(long, global = true, value_parser = [
+        "minilm", "openai", "none", "test", "slow", "failing", "nan", "wrong-dims",
+    ])]
     pub embedder: Option<String>,
-    /// Print JSON.
+    /// Print JSON; an error is then one JSON object on stdout
+    /// ({"error": {"kind", "message", "exit_code", "path"?, "argument"?}}).
     #[arg(long, global = true)]
     pub json: bool,
-    /// Configuration file (TOML); default: ./memory-harness.toml when present.
+    /// Configuration file (TOML); default: ./memory-harness.toml when
+    /// present, else $XDG_CONFIG_HOME/memory-core/config.toml (~/.config
+    /// when XDG_CONFIG_HOME is unset).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// More on stderr: what was resolved (configuration file, workspace,
+    /// component, embedder, model).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Less on stderr: no notes and no progress (errors still show).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     /// The component (.wasm); default: next to this binary in the Cargo target directory.
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
@@ -54,7 +70,7 @@ pub struct Global {
         "search.recencyFloor",
     ))]
     pub recency_floor: Option<f32>,
-    #[arg(long, global = true, help = flag_help(
+    #[arg(long, global = true, value_parser = ["unicode61", "trigram"], help = flag_help(
         "FTS tokenizer: unicode61 or trigram (changing it rebuilds the index)",
         "search.tokenizer",
     ))]
@@ -73,7 +89,7 @@ pub struct Global {
     /// (untrusted: web pages, tool output, untrusted recall, a non-owner's
     /// words; system: scaffolding). What the call writes is classed no
     /// higher, and an agent-derived intent is refused.
-    #[arg(long, global = true, value_name = "CLASS")]
+    #[arg(long, global = true, value_name = "CLASS", value_parser = ["owner", "agent", "untrusted", "system"])]
     pub taint: Option<String>,
 }
 
@@ -82,10 +98,10 @@ impl Global {
     /// when present), with the flags over it; `fallback_workspace` when no
     /// `--workspace` is given.
     pub fn resolved(&self, fallback_workspace: Option<PathBuf>) -> anyhow::Result<Resolved> {
-        let config_path = self.config.clone().or_else(|| {
-            let local = PathBuf::from("memory-harness.toml");
-            local.is_file().then_some(local)
-        });
+        let config_path = self.config.clone().or_else(default_config_file);
+        if let Some(path) = &config_path {
+            memory_harness::notes::detail(format!("configuration: {}", path.display()));
+        }
         let file = match &config_path {
             Some(path) => ConfigFile::load(path)?,
             None => ConfigFile::default(),
@@ -111,6 +127,13 @@ impl Global {
             time_zone: self.time_zone.clone(),
         };
         let mut resolved = resolve(&file, &overrides)?;
+        memory_harness::notes::detail(format!(
+            "workspace {}, component {}, embedder {:?}, model {:?}",
+            resolved.workspace.display(),
+            resolved.component.display(),
+            resolved.embedder,
+            resolved.model
+        ));
         // `--now` written with a numeric offset: that is the local offset for
         // the run, instead of the zone's.
         if let Some(text) = &self.now {
@@ -129,4 +152,20 @@ impl Global {
             None => Ok(system_now_ms()),
         }
     }
+}
+
+/// The configuration file used without `--config`: ./memory-harness.toml,
+/// else the user's ($XDG_CONFIG_HOME, else ~/.config,
+/// `memory-core/config.toml`), when present.
+fn default_config_file() -> Option<PathBuf> {
+    let local = PathBuf::from("memory-harness.toml");
+    if local.is_file() {
+        return Some(local);
+    }
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    let user = config_home.join("memory-core").join("config.toml");
+    user.is_file().then_some(user)
 }

@@ -4,6 +4,7 @@
 use super::global::Global;
 use super::print;
 use super::workspace::{open, open_as};
+use anyhow::Context;
 use clap::Args;
 use memory_harness::host::wit_store;
 use memory_harness::json;
@@ -27,6 +28,26 @@ pub fn index(g: &Global, IndexArgs { force }: IndexArgs) -> anyhow::Result<i32> 
         shown.update(&progress_of(r, elapsed));
     })?;
     shown.finish();
+    print::sync(&report, g.json);
+    Ok(0)
+}
+
+/// `init`: the workspace made (when missing), with `memory/` and an index
+/// of what it holds.
+pub fn init(g: &Global) -> anyhow::Result<i32> {
+    let resolved = g.resolved(None)?;
+    if resolved.workspace.is_dir() {
+        memory_harness::notes::note(format!(
+            "the workspace {} exists already; indexing it",
+            resolved.workspace.display()
+        ));
+    }
+    super::workspace::ensure_workspace(&resolved.workspace, false)?;
+    let daily = resolved.workspace.join("memory");
+    std::fs::create_dir_all(&daily)
+        .with_context(|| format!("cannot create {}", daily.display()))?;
+    let mut session = open(g)?;
+    let report = session.sync_all(false, true, Vectors::All, |_, _| {})?;
     print::sync(&report, g.json);
     Ok(0)
 }
@@ -84,6 +105,9 @@ impl Shown {
     }
 
     fn update(&mut self, p: &Progress) {
+        if memory_harness::notes::quiet() {
+            return;
+        }
         let mut err = std::io::stderr().lock();
         if self.terminal {
             let width = 30usize;

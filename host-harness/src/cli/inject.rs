@@ -11,22 +11,25 @@ use memory_harness::session::Incoming;
 /// `inject`'s flags.
 #[derive(Args)]
 pub struct InjectArgs {
+    /// The incoming message.
     message: String,
+    /// The channel it came on (an intent limited to a channel fires only there).
     #[arg(long)]
     channel: Option<String>,
+    /// Who sent it (an intent limited to a sender fires only for them).
     #[arg(long)]
     sender: Option<String>,
     /// The sender is the authenticated owner.
     #[arg(long)]
     owner: bool,
-    /// interactive (default), cron, heartbeat or subagent.
-    #[arg(long, default_value = "interactive")]
+    /// The kind of session the message arrives in.
+    #[arg(long, default_value = "interactive", value_parser = ["interactive", "cron", "heartbeat", "subagent"])]
     session_kind: String,
     /// An active project key (repeat for several, most recent first).
     #[arg(long)]
     project: Vec<String>,
-    /// escalate (default), always or off.
-    #[arg(long, default_value = "escalate")]
+    /// Lane 2: escalate when lane 1 is unsure, always, or off.
+    #[arg(long, default_value = "escalate", value_parser = ["escalate", "always", "off"])]
     mode: String,
     /// Let lane 2 search and read session transcripts
     /// (rememberAcrossConversations).

@@ -3,7 +3,7 @@
 
 use super::global::Global;
 use super::print;
-use super::workspace::open;
+use super::workspace::{open, open_existing};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use memory_harness::clock::parse_local;
@@ -18,12 +18,16 @@ pub enum IntentAction {
     /// Every intent with its state now.
     List,
     /// Cancel an intent.
-    Cancel { id: i64 },
+    Cancel {
+        /// The intent's id (`intent list`).
+        id: i64,
+    },
 }
 
 /// `intent create`'s flags.
 #[derive(Args)]
 pub struct CreateArgs {
+    /// What to do or say when it fires.
     text: String,
     /// A trigger entry; a message matches when it has every word of one
     /// entry. Repeat for several.
@@ -34,14 +38,19 @@ pub struct CreateArgs {
     /// (midnight UTC).
     #[arg(long)]
     due: Option<String>,
+    /// Fire only on messages from this channel.
     #[arg(long)]
     channel: Option<String>,
+    /// Fire only on messages from this sender.
     #[arg(long)]
     sender: Option<String>,
+    /// How many times it may fire (default: the component's).
     #[arg(long)]
     budget: Option<u32>,
+    /// Hours between two fires.
     #[arg(long)]
     cooldown_hours: Option<u32>,
+    /// Days until it lapses unfired.
     #[arg(long)]
     expires_days: Option<u32>,
     /// Also match by meaning (needs an embedder).
@@ -51,11 +60,14 @@ pub struct CreateArgs {
     /// the owner), agent-derived, web-page, tool-output, participant,
     /// scaffolding or unknown-external. Only the owner's words, or the
     /// agent's in an untainted turn, arm an intent.
-    #[arg(long, default_value = "sender-message")]
+    #[arg(long, default_value = "sender-message", value_parser = [
+        "sender-message", "agent-derived", "web-page", "tool-output", "participant",
+        "scaffolding", "unknown-external",
+    ])]
     origin: String,
-    /// interactive (default), cron, heartbeat or subagent: only an
-    /// interactive session creates intents.
-    #[arg(long, default_value = "interactive")]
+    /// The kind of session asking: only an interactive session creates
+    /// intents.
+    #[arg(long, default_value = "interactive", value_parser = ["interactive", "cron", "heartbeat", "subagent"])]
     session_kind: String,
 }
 
@@ -69,7 +81,12 @@ pub struct DueArgs {
 }
 
 pub fn intent(g: &Global, action: IntentAction) -> anyhow::Result<i32> {
-    let mut session = open(g)?;
+    // Listing or cancelling reads an existing workspace; only create may make one.
+    let mut session = if matches!(action, IntentAction::Create(_)) {
+        open(g)?
+    } else {
+        open_existing(g)?
+    };
     match action {
         IntentAction::Create(args) => create(g, &mut session, args)?,
         IntentAction::List => {

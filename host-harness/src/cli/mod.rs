@@ -44,6 +44,9 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a workspace (the directory and memory/, when missing) and index
+    /// it; reading commands refuse a workspace that does not exist.
+    Init,
     /// Bring the index up to date with the memory files.
     Index(index::IndexArgs),
     /// Show what the index holds.
@@ -148,6 +151,7 @@ impl Command {
     /// record's `command`); `None` for the others.
     fn label(&self) -> Option<&'static str> {
         Some(match self {
+            Command::Init => "init",
             Command::Index(_) => "index",
             Command::Status => "status",
             Command::Search(_) => "search",
@@ -169,9 +173,43 @@ impl Command {
     }
 }
 
+/// A command line clap refused (or `--help`/`--version`, which it prints):
+/// with `--json`, a refusal is one JSON object like any other failure.
+pub fn usage_error(error: clap::Error) -> i32 {
+    let json = std::env::args_os().any(|a| a == "--json");
+    if !json || !error.use_stderr() {
+        error.exit();
+    }
+    let rendered = error.to_string();
+    let message = rendered
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string();
+    let argument = match error.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(a)) => Some(a.clone()),
+        Some(clap::error::ContextValue::Strings(a)) => a.first().cloned(),
+        _ => None,
+    };
+    let failure = exit::Failure {
+        kind: "usage".into(),
+        code: exit::EXIT_USAGE,
+        path: None,
+        argument,
+    };
+    println!("{}", exit::failure_json(&failure, &message));
+    exit::EXIT_USAGE
+}
+
 /// Runs the command and returns the process's exit code; a failure is
 /// reported on stderr and recorded (see `exit::failed`).
 pub fn run(mut cli: Cli) -> i32 {
+    memory_harness::notes::set_level(if cli.global.quiet {
+        -1
+    } else {
+        cli.global.verbose.min(i8::MAX as u8) as i8
+    });
     cli.global.command_label = cli.command.label().map(str::to_string);
     if let Some(label) = &cli.global.command_label {
         memory_harness::host::set_lock_program(format!("memory-harness {label}"));
@@ -195,6 +233,7 @@ fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
         Command::Bench(args) => bench::notes(g, args),
         Command::BenchCorpus(args) => bench::corpus(g, args),
         Command::BenchDream(args) => bench::dream(g, args),
+        Command::Init => index::init(g),
         Command::Index(args) => index::index(g, args),
         Command::Status => index::status(g),
         Command::Search(args) => search::search(g, args),
@@ -211,5 +250,60 @@ fn dispatch(g: &Global, command: Command) -> anyhow::Result<i32> {
         Command::Serve(options) => serve::serve(g, options),
         Command::Report(args) => report::report(g, args),
         Command::Bootstrap => read::bootstrap(g),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of every command, with its command's path.
+    fn arguments(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
+        for arg in command.get_arguments() {
+            out.push((path.to_string(), arg.clone()));
+        }
+        for sub in command.get_subcommands() {
+            arguments(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    fn all() -> Vec<(String, clap::Arg)> {
+        let mut command = Cli::command();
+        command.build();
+        let mut out = Vec::new();
+        arguments(&command, "memory-harness", &mut out);
+        out
+    }
+
+    #[test]
+    fn every_argument_has_help() {
+        let missing: Vec<String> = all()
+            .into_iter()
+            .filter(|(_, a)| a.get_help().is_none() && a.get_long_help().is_none())
+            .map(|(path, a)| format!("{path} {}", a.get_id()))
+            .collect();
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
+
+    #[test]
+    fn global_options_stand_apart_from_a_command_s_own() {
+        for (path, arg) in all() {
+            if arg.is_global_set() {
+                assert_eq!(
+                    arg.get_help_heading(),
+                    Some("Global options"),
+                    "{path} {}",
+                    arg.get_id()
+                );
+            } else if !matches!(arg.get_id().as_str(), "help" | "version") {
+                assert_ne!(
+                    arg.get_help_heading(),
+                    Some("Global options"),
+                    "{path} {}",
+                    arg.get_id()
+                );
+            }
+        }
     }
 }

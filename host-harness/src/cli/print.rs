@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 /// `note:` lines on stderr: why the index was read as it is.
 pub fn notes(session: &Session) {
     for note in &session.notes {
-        eprintln!("note: {note}");
+        memory_harness::notes::note(note);
     }
 }
 
@@ -111,7 +111,7 @@ pub fn rebuilt_note(why: &str) -> String {
 
 pub fn search(r: &wit_recall::SearchResult) {
     if let Some(why) = &r.index_rebuilt {
-        eprintln!("note: {}", rebuilt_note(why));
+        memory_harness::notes::note(rebuilt_note(why));
     }
     if let Some(reason) = &r.degraded {
         println!("(lexical only: {reason})");

@@ -12,6 +12,7 @@ use memory_harness::session::{GetTarget, Purpose};
 /// `get`'s argument.
 #[derive(Args)]
 pub struct GetArgs {
+    /// A memory file, optionally with lines: MEMORY.md, memory/2026-12-01.md:3-5.
     target: String,
 }
 
@@ -21,7 +22,7 @@ pub fn get(g: &Global, GetArgs { target }: GetArgs) -> anyhow::Result<i32> {
     let target = parse_get_target(&target)?;
     let got = session.get(&target)?;
     if let (Some(why), false) = (&got.index_rebuilt, g.json) {
-        eprintln!("note: {}", print::rebuilt_note(why));
+        memory_harness::notes::note(print::rebuilt_note(why));
     }
     if g.json {
         println!("{}", print::with_notes(json::get_result(&got), &session));

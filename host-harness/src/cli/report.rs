@@ -32,6 +32,7 @@ pub struct ReportArgs {
 /// `report`: the review page, written once or served live.
 pub fn report(g: &Global, args: ReportArgs) -> anyhow::Result<i32> {
     let resolved = g.resolved(None)?;
+    super::workspace::ensure_workspace(&resolved.workspace, true)?;
     if let Some(addr) = &args.serve {
         return serve_live(g, &resolved, addr, &args);
     }

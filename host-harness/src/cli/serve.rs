@@ -126,6 +126,7 @@ impl Timetable {
 /// is let go.
 pub fn serve(g: &Global, options: ServeOptions) -> anyhow::Result<i32> {
     let resolved = g.resolved(None)?;
+    super::workspace::ensure_workspace(&resolved.workspace, true)?;
     let timetable = Timetable::new(g, &resolved, &options)?;
     let delivery = Delivery {
         command: options

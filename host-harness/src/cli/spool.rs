@@ -77,7 +77,7 @@ pub fn replay(session: &mut Session) {
         match outcome {
             Ok(summary) => {
                 let _ = std::fs::remove_file(&path);
-                eprintln!("note: replayed the spooled {} ({name}): {summary}", call.describe());
+                memory_harness::notes::note(format!("replayed the spooled {} ({name}): {summary}", call.describe()));
             }
             Err(error) if never_succeeds(&error) => {
                 match memory_harness::spool::set_aside(&workspace, &path) {

@@ -1,7 +1,7 @@
 //! `user`: the user model (USER.md), shown or with a directive set.
 
 use super::global::Global;
-use super::workspace::open;
+use super::workspace::{open, open_existing};
 use clap::Subcommand;
 use memory_harness::json;
 
@@ -12,7 +12,9 @@ pub enum UserAction {
     /// Set a directive ("Always …", "Never …", "Prefer …"); with --replaces,
     /// the directive on that line is superseded in place.
     Set {
+        /// The directive, e.g. "Always answer in British English".
         directive: String,
+        /// The line (of `user show`) whose directive this one supersedes.
         #[arg(long)]
         replaces: Option<u32>,
         /// The hash `user show` printed (default: the current one).
@@ -22,7 +24,12 @@ pub enum UserAction {
 }
 
 pub fn user(g: &Global, action: UserAction) -> anyhow::Result<i32> {
-    let mut session = open(g)?;
+    // `show` reads an existing workspace; only `set` may make one.
+    let mut session = if matches!(action, UserAction::Show) {
+        open_existing(g)?
+    } else {
+        open(g)?
+    };
     let model = match action {
         UserAction::Show => session.host.user_show()?,
         UserAction::Set {

@@ -3,6 +3,7 @@
 //! transcript as evidence) and `forget` (remove what a session wrote). A
 //! flush or ingest that finds the workspace busy is spooled (`super::spool`).
 
+use super::exit::UsageError;
 use super::global::Global;
 use super::spool::open_or_spool;
 use super::workspace::open;
@@ -18,21 +19,26 @@ use std::path::{Path, PathBuf};
 /// `note`'s flags.
 #[derive(Args)]
 pub struct NoteArgs {
+    /// The observation, one line of Markdown.
     text: String,
     /// Who it came from: owner, agent, untrusted or system.
-    #[arg(long)]
+    #[arg(long, value_parser = ["owner", "agent", "untrusted", "system"])]
     source: Option<String>,
-    /// Or, precisely, where it came from: sender-message, agent-derived,
-    /// web-page, tool-output, participant, scaffolding, unknown-external.
-    #[arg(long)]
+    /// Or, precisely, where it came from.
+    #[arg(long, value_parser = [
+        "sender-message", "agent-derived", "web-page", "tool-output", "participant",
+        "scaffolding", "unknown-external",
+    ])]
     origin: Option<String>,
-    /// interactive (default), cron, heartbeat or subagent.
-    #[arg(long, default_value = "interactive")]
+    /// The kind of session that wrote it.
+    #[arg(long, default_value = "interactive", value_parser = ["interactive", "cron", "heartbeat", "subagent"])]
     session_kind: String,
     /// The session the note belongs to (for `forget`).
     #[arg(long)]
     session: Option<String>,
-    #[arg(long)]
+    /// How much it matters, 1 (least) to 5 (most); ranks it and weighs in
+    /// dreaming's gate.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     importance: Option<u8>,
     /// Trigger phrases, comma-separated.
     #[arg(long)]
@@ -48,15 +54,20 @@ pub struct FlushArgs {
     /// The unwritten context, as a JSONL transcript.
     #[arg(long)]
     transcript: PathBuf,
+    /// The session flushed (what it writes is attributed to it).
     #[arg(long)]
     session: String,
     /// The session's token estimate (default: due now).
     #[arg(long)]
     tokens: Option<u32>,
+    /// The model's context window, in tokens.
     #[arg(long, default_value_t = 200_000)]
     context_window: u32,
+    /// Tokens kept free below the window (compaction comes at window −
+    /// reserve).
     #[arg(long, default_value_t = 20_000)]
     reserve: u32,
+    /// The compaction cycle (one flush per cycle).
     #[arg(long, default_value_t = 1)]
     cycle: u32,
     #[arg(long, help = flag_help(
@@ -73,10 +84,11 @@ pub struct IngestArgs {
     /// The transcript: one JSON message per line (see the README).
     #[arg(long)]
     transcript: PathBuf,
+    /// The session's id (ingested once; `forget` removes it by this).
     #[arg(long)]
     session: String,
-    /// interactive (default), cron, heartbeat or subagent.
-    #[arg(long, default_value = "interactive")]
+    /// The kind of session it was.
+    #[arg(long, default_value = "interactive", value_parser = ["interactive", "cron", "heartbeat", "subagent"])]
     session_kind: String,
     /// The session's sender was not the owner (assistant text then counts
     /// as untrusted).
@@ -87,13 +99,15 @@ pub struct IngestArgs {
 /// `forget`'s flags.
 #[derive(Args)]
 pub struct ForgetArgs {
+    /// The session whose writings go (and which is never ingested again).
     #[arg(long)]
     session: String,
 }
 
 pub fn note(g: &Global, args: NoteArgs) -> anyhow::Result<i32> {
-    let mut session = open(g)?;
+    // Checked before the workspace is opened (or created).
     let origin = parse_origin(note_origin(args.source.as_deref(), args.origin.as_deref())?)?;
+    let mut session = open(g)?;
     let note = Note {
         session_kind: parse_session_kind(&args.session_kind)?,
         session_id: args.session,
@@ -127,10 +141,20 @@ pub fn note(g: &Global, args: NoteArgs) -> anyhow::Result<i32> {
 /// names it exactly.
 fn note_origin<'a>(source: Option<&str>, origin: Option<&'a str>) -> anyhow::Result<&'a str> {
     Ok(match (source, origin) {
-        (Some(_), Some(_)) => bail!("give --source or --origin, not both"),
-        (None, None) => bail!(
-            "say where the note came from: --source owner|agent|untrusted|system (or --origin)"
-        ),
+        (Some(_), Some(_)) => {
+            return Err(UsageError {
+                argument: "--source".into(),
+                message: "give --source or --origin, not both".into(),
+            }
+            .into())
+        }
+        (None, None) => return Err(UsageError {
+            argument: "--source".into(),
+            message:
+                "say where the note came from: --source owner|agent|untrusted|system (or --origin)"
+                    .into(),
+        }
+        .into()),
         (Some("owner"), None) => "sender-message",
         (Some("agent"), None) => "agent-derived",
         (Some("untrusted"), None) => "unknown-external",

@@ -312,7 +312,9 @@ fn remote_worker(
             )
         }
         Err(problem) => {
-            eprintln!("note: no embeddings this run, searching FTS-only: {problem:#}");
+            crate::notes::note(format!(
+                "no embeddings this run, searching FTS-only: {problem:#}"
+            ));
             (None, None)
         }
     }
