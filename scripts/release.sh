@@ -55,7 +55,7 @@ echo "$said" | grep -q "^component $version ($scratch/$name/memory_core.wasm)$" 
 }
 # And it works without the repository: a note written and found again in a
 # new workspace, with a fresh cache (FTS-only: the weights are not fetched).
-run=(env -u MEMORY_CORE_COMPONENT HOME="$scratch/home" XDG_CACHE_HOME= XDG_CONFIG_HOME= \
+run=(env -u MEMORY_CORE_COMPONENT HOME="$scratch/home" XDG_CACHE_HOME="$scratch/cache" XDG_CONFIG_HOME="$scratch/config" \
   "$scratch/$name/memory-harness" --embedder none --workspace "$scratch/ws")
 (cd "$scratch" && "${run[@]}" -q init >/dev/null \
   && "${run[@]}" note --source owner "The release check note names the kestrel gateway." >/dev/null \

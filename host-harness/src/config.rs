@@ -287,7 +287,14 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
         .clone()
         .or_else(|| search.provider.clone())
         .unwrap_or_else(|| "minilm".into());
-    let embedder = EmbedderChoice::parse(&provider, model_dir, remote_embedder(search)?)?;
+    // The endpoint is checked only when it is the embedder: a
+    // [memory.search.remote] block with an unset key must not stop
+    // `--embedder none` or `minilm`.
+    let remote = match provider.as_str() {
+        "openai" | "remote" => remote_embedder(search)?,
+        _ => None,
+    };
+    let embedder = EmbedderChoice::parse(&provider, model_dir, remote)?;
     let mut user = crate::settings::file_settings(file)?;
     user.extend(o.settings.clone());
     let config =
@@ -397,6 +404,7 @@ fn remote_embedder(
 
 pub fn cache_home() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir)

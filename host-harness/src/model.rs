@@ -326,7 +326,10 @@ impl OpenAi {
                 .post_json("chat/completions", body, left)
                 .map_err(model_failure)?;
             if !switched && reply.status == 400 && refuses_parameter(&reply.body, sent, other) {
-                self.completion_tokens.fetch_xor(true, Ordering::Relaxed);
+                // The other one from now on (set, not toggled: a late
+                // refusal of an abandoned call must not switch it back).
+                self.completion_tokens
+                    .store(sent == "max_tokens", Ordering::Relaxed);
                 switched = true;
                 continue;
             }

@@ -26,9 +26,17 @@ pub fn note(message: impl std::fmt::Display) {
     }
 }
 
-/// A detail shown with `-v`.
+/// A detail shown with `-v`, once (the configuration may be resolved more
+/// than once in a command).
 pub fn detail(message: impl std::fmt::Display) {
-    if verbose() {
+    static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if !verbose() {
+        return;
+    }
+    let message = message.to_string();
+    let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if !shown.contains(&message) {
         eprintln!("memory-harness: {message}");
+        shown.push(message);
     }
 }

@@ -37,6 +37,7 @@ fn harness_command(workspace: &Path, now: &str, args: &[&str]) -> Command {
     let mut command = Command::new(harness());
     command
         .env("TZ", "UTC")
+        .env("XDG_CONFIG_HOME", "/nonexistent/memory-core-tests")
         .args(["--workspace", workspace.to_str().unwrap()])
         .args(["--now", now, "--embedder", "none"]);
     let config = workspace.with_file_name(format!(

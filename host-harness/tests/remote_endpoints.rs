@@ -84,11 +84,16 @@ fn harness(setup: &Setup, trust: bool, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
     command
         .env("TZ", "UTC")
+        .env("XDG_CONFIG_HOME", setup.dir.path().join("config"))
         .env("XDG_CACHE_HOME", setup.dir.path().join("cache"))
         .env("TEST_EMBED_KEY", "sk-local")
         .env_remove("SSL_CERT_DIR")
         .env_remove("HTTPS_PROXY")
+        .env_remove("https_proxy")
         .env_remove("ALL_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
         .arg("--config")
         .arg(setup.dir.path().join("memory-harness.toml"))
         .arg("--workspace")
@@ -172,6 +177,7 @@ fn an_unset_key_variable_is_refused_by_name() {
     let setup = setup();
     let out = Command::new(env!("CARGO_BIN_EXE_memory-harness"))
         .env_remove("TEST_EMBED_KEY")
+        .env("XDG_CONFIG_HOME", setup.dir.path().join("config"))
         .arg("--config")
         .arg(setup.dir.path().join("memory-harness.toml"))
         .arg("--workspace")

@@ -24,7 +24,9 @@ const FACT: &str = "The staging database moved to eu-west-2 on Tuesday.";
 /// time zone.
 fn bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
-    command.env("TZ", "UTC");
+    command
+        .env("TZ", "UTC")
+        .env("XDG_CONFIG_HOME", "/nonexistent/memory-core-tests");
     command
 }
 

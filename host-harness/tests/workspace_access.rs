@@ -16,12 +16,12 @@ use std::process::{Command, Output};
 
 fn harness(ws: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
-    command.env("TZ", "UTC").arg("--workspace").arg(ws).args([
-        "--embedder",
-        "none",
-        "--now",
-        "2026-12-02",
-    ]);
+    command
+        .env("TZ", "UTC")
+        .env("XDG_CONFIG_HOME", "/nonexistent/memory-core-tests")
+        .arg("--workspace")
+        .arg(ws)
+        .args(["--embedder", "none", "--now", "2026-12-02"]);
     command
 }
 
@@ -384,6 +384,7 @@ fn a_sweep_out_of_space_says_why_in_dreams_md_and_status() {
         let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
         command
             .env("TZ", "UTC")
+            .env("XDG_CONFIG_HOME", "/nonexistent/memory-core-tests")
             .arg("--workspace")
             .arg(&ws)
             .arg("--config")

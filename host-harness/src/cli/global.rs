@@ -33,9 +33,7 @@ pub struct Global {
     /// endpoint in [memory.search.remote]), none (FTS-only); test doubles:
     /// test (deterministic), slow (test, 150 ms a call), failing, nan,
     /// wrong-dims.
-    #[arg(long, global = true, value_parser = [
-        "minilm", "openai", "none", "test", "slow", "failing", "nan", "wrong-dims",
-    ])]
+    #[arg(long, global = true, value_parser = embedder_names())]
     pub embedder: Option<String>,
     /// Print JSON; an error is then one JSON object on stdout
     /// ({"error": {"kind", "message", "exit_code", "path"?, "argument"?}}).
@@ -168,4 +166,20 @@ fn default_config_file() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     let user = config_home.join("memory-core").join("config.toml");
     user.is_file().then_some(user)
+}
+
+/// `--embedder`'s values, with the other names the configuration takes
+/// (`local`, `all-MiniLM-L6-v2`, `remote`) as aliases.
+fn embedder_names() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("minilm").aliases(["local", "all-MiniLM-L6-v2"]),
+        PossibleValue::new("openai").alias("remote"),
+        PossibleValue::new("none"),
+        PossibleValue::new("test"),
+        PossibleValue::new("slow"),
+        PossibleValue::new("failing"),
+        PossibleValue::new("nan"),
+        PossibleValue::new("wrong-dims"),
+    ])
 }

@@ -2,7 +2,7 @@
 //! and the escalation decision), and lane 2 when it escalates.
 
 use super::global::Global;
-use super::workspace::open;
+use super::workspace::open_existing;
 use clap::Args;
 use memory_harness::json;
 use memory_harness::names::{parse_mode, parse_session_kind};
@@ -38,7 +38,7 @@ pub struct InjectArgs {
 }
 
 pub fn inject(g: &Global, args: InjectArgs) -> anyhow::Result<i32> {
-    let mut session = open(g)?;
+    let mut session = open_existing(g)?;
     session.sync_before_use()?;
     let incoming = Incoming {
         message: args.message,

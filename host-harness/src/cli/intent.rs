@@ -81,8 +81,12 @@ pub struct DueArgs {
 }
 
 pub fn intent(g: &Global, action: IntentAction) -> anyhow::Result<i32> {
-    // Listing or cancelling reads an existing workspace; only create may make one.
-    let mut session = if matches!(action, IntentAction::Create(_)) {
+    // Listing or cancelling reads an existing workspace; only create may
+    // make one, once its due time is known to parse.
+    let mut session = if let IntentAction::Create(args) = &action {
+        if let Some(due) = &args.due {
+            parse_local(due, &g.resolved(None)?.time_zone).context("--due")?;
+        }
         open(g)?
     } else {
         open_existing(g)?
@@ -157,7 +161,7 @@ fn create(g: &Global, session: &mut Session, args: CreateArgs) -> anyhow::Result
 }
 
 pub fn due(g: &Global, DueArgs { at }: DueArgs) -> anyhow::Result<i32> {
-    let mut session = open(g)?;
+    let mut session = open_existing(g)?;
     let at = match at {
         Some(at) => parse_local(&at, &session.time_zone).context("--at")?.ms,
         None => session.now_ms,

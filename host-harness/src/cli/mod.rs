@@ -180,18 +180,25 @@ pub fn usage_error(error: clap::Error) -> i32 {
     if !json || !error.use_stderr() {
         error.exit();
     }
+    // What clap says before its usage line (the possible values and its
+    // tip included), on one line.
     let rendered = error.to_string();
     let message = rendered
         .lines()
-        .next()
-        .unwrap_or_default()
+        .take_while(|line| !line.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
         .trim_start_matches("error: ")
         .to_string();
+    // The flag alone ("--taint", not "--taint <CLASS>").
     let argument = match error.get(clap::error::ContextKind::InvalidArg) {
         Some(clap::error::ContextValue::String(a)) => Some(a.clone()),
         Some(clap::error::ContextValue::Strings(a)) => a.first().cloned(),
         _ => None,
-    };
+    }
+    .map(|a| a.split([' ', '=']).next().unwrap_or_default().to_string());
     let failure = exit::Failure {
         kind: "usage".into(),
         code: exit::EXIT_USAGE,

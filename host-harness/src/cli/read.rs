@@ -4,7 +4,6 @@
 use super::global::Global;
 use super::print;
 use super::workspace::open_as;
-use anyhow::Context;
 use clap::Args;
 use memory_harness::json;
 use memory_harness::session::{GetTarget, Purpose};
@@ -67,11 +66,11 @@ pub fn parse_get_target(target: &str) -> anyhow::Result<GetTarget> {
         None => (None, None),
         Some(range) => match range.split_once('-') {
             Some((from, to)) => (
-                Some(from.parse().context("bad FROM line")?),
-                Some(to.parse().context("bad TO line")?),
+                Some(from.parse().map_err(|_| bad_range(range))?),
+                Some(to.parse().map_err(|_| bad_range(range))?),
             ),
             None => {
-                let line = range.parse().context("bad line number")?;
+                let line = range.parse().map_err(|_| bad_range(range))?;
                 (Some(line), Some(line))
             }
         },
@@ -81,4 +80,12 @@ pub fn parse_get_target(target: &str) -> anyhow::Result<GetTarget> {
         start_line,
         end_line,
     })
+}
+
+/// A line range that is not FROM-TO or LINE (a usage error, exit 2).
+fn bad_range(range: &str) -> super::exit::UsageError {
+    super::exit::UsageError {
+        argument: "PATH:FROM-TO".into(),
+        message: format!("{range:?} is not a line (N) or a range (FROM-TO) of lines"),
+    }
 }

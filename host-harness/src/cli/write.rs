@@ -36,9 +36,9 @@ pub struct NoteArgs {
     /// The session the note belongs to (for `forget`).
     #[arg(long)]
     session: Option<String>,
-    /// How much it matters, 1 (least) to 5 (most); ranks it and weighs in
+    /// How much it matters, 1..10 (5 is neutral); ranks it and weighs in
     /// dreaming's gate.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=10))]
     importance: Option<u8>,
     /// Trigger phrases, comma-separated.
     #[arg(long)]
@@ -169,7 +169,7 @@ fn note_origin<'a>(source: Option<&str>, origin: Option<&'a str>) -> anyhow::Res
 pub fn flush(g: &Global, args: FlushArgs) -> anyhow::Result<i32> {
     let (text, unreadable) = read_transcript(&args.transcript)?;
     for problem in &unreadable {
-        eprintln!("warning: transcript {problem}");
+        memory_harness::notes::note(format!("transcript {problem}"));
     }
     let call = Spooled::Flush(FlushCall {
         session: args.session,

@@ -15,7 +15,7 @@ pub mod remote;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +90,7 @@ type Loader = Box<dyn FnOnce() -> Result<Box<dyn Backend>, String> + Send>;
 /// loaded lazily, on the first call, so commands that never embed never pay
 /// for loading it.
 pub struct Lender {
-    info: Option<EmbedderInfo>,
+    info: Described,
     jobs: Option<mpsc::Sender<Job>>,
     timeout: Duration,
     failing: bool,
@@ -102,14 +102,25 @@ pub struct Lender {
     recent: Mutex<VecDeque<(String, Vec<f32>)>>,
 }
 
+/// What the lender says the embedder is: known from the start, or an
+/// endpoint's, settled when first needed.
+enum Described {
+    Fixed(Option<EmbedderInfo>),
+    Remote(Arc<remote::Endpoint>),
+}
+
 /// Single texts [`Lender`] remembers the vectors of (~0.4 MB at 384
 /// dimensions).
 const RECENT_TEXTS: usize = 256;
 
 impl Lender {
     pub fn new(choice: &EmbedderChoice, timeout: Duration) -> Lender {
+        if let EmbedderChoice::Remote(endpoint) = choice {
+            let (info, worker) = remote_worker(endpoint, timeout);
+            return Lender::described(info, worker, false, timeout);
+        }
         let (info, worker): (Option<EmbedderInfo>, Option<Loader>) = match choice {
-            EmbedderChoice::None => (None, None),
+            EmbedderChoice::None | EmbedderChoice::Remote(_) => (None, None),
             EmbedderChoice::Failing => (Some(deterministic::info("failing")), None),
             EmbedderChoice::Test => (
                 Some(deterministic::info("test")),
@@ -132,7 +143,6 @@ impl Lender {
                     }) as Loader),
                 )
             }
-            EmbedderChoice::Remote(endpoint) => remote_worker(endpoint, timeout),
             EmbedderChoice::MiniLm { model_dir } => {
                 let dir = model_dir.clone();
                 (
@@ -160,6 +170,15 @@ impl Lender {
 
     fn over(
         info: Option<EmbedderInfo>,
+        worker: Option<Loader>,
+        failing: bool,
+        timeout: Duration,
+    ) -> Lender {
+        Lender::described(Described::Fixed(info), worker, failing, timeout)
+    }
+
+    fn described(
+        info: Described,
         worker: Option<Loader>,
         failing: bool,
         timeout: Duration,
@@ -218,7 +237,7 @@ impl Lender {
     /// finite, or not of the embedder's dimensions): a passing fault must
     /// not be served again.
     fn remember(&self, text: &str, vector: &[f32]) {
-        let dimensions = self.info.as_ref().map(|i| i.dimensions as usize);
+        let dimensions = self.describe().map(|i| i.dimensions as usize);
         if Some(vector.len()) != dimensions || vector.iter().any(|v| !v.is_finite()) {
             return;
         }
@@ -231,7 +250,10 @@ impl Lender {
     }
 
     pub fn describe(&self) -> Option<EmbedderInfo> {
-        self.info.clone()
+        match &self.info {
+            Described::Fixed(info) => info.clone(),
+            Described::Remote(endpoint) => endpoint.info().ok().cloned(),
+        }
     }
 
     pub fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedFailure> {
@@ -287,27 +309,25 @@ impl Lender {
     }
 }
 
-/// The endpoint's description and worker; without them (an unset key, an
-/// endpoint that did not answer the probe for its dimensions) searches are
-/// lexical, and the reason is told once on stderr.
+/// An endpoint's lender parts: its description, settled on first need
+/// (`remote::Endpoint`), and its worker. Without a client (a URL refused)
+/// searches are lexical, and the reason is told.
 fn remote_worker(
     endpoint: &remote::RemoteEmbedder,
     timeout: Duration,
-) -> (Option<EmbedderInfo>, Option<Loader>) {
+) -> (Described, Option<Loader>) {
     let cache = remote::dimensions_file(&crate::config::cache_home());
-    let ready = endpoint
-        .client()
-        .and_then(|client| Ok((endpoint.info(&client, &cache, timeout)?, client)));
-    match ready {
-        Ok((info, client)) => {
-            let backend = remote::Remote {
+    match endpoint.client() {
+        Ok(client) => {
+            let shared = Arc::new(remote::Endpoint::new(
+                endpoint.clone(),
                 client,
-                model: endpoint.model.clone(),
-                dimensions: info.dimensions,
+                cache,
                 timeout,
-            };
+            ));
+            let backend = remote::Remote(shared.clone());
             (
-                Some(info),
+                Described::Remote(shared),
                 Some(Box::new(move || Ok(Box::new(backend) as Box<dyn Backend>)) as Loader),
             )
         }
@@ -315,7 +335,7 @@ fn remote_worker(
             crate::notes::note(format!(
                 "no embeddings this run, searching FTS-only: {problem:#}"
             ));
-            (None, None)
+            (Described::Fixed(None), None)
         }
     }
 }

@@ -11,6 +11,7 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The longest the probe for an endpoint's dimensions may take.
@@ -46,73 +47,142 @@ impl RemoteEmbedder {
         Client::new(&self.url, self.api_key()?)
     }
 
-    /// The embedder as the component sees it, its dimensions configured,
-    /// remembered from an earlier run (`cache`), or asked of the endpoint
-    /// with one short text (and then remembered).
-    pub fn info(
-        &self,
-        client: &Client,
-        cache: &Path,
-        timeout: Duration,
-    ) -> anyhow::Result<EmbedderInfo> {
-        let dimensions = match self.dimensions {
-            Some(d) => d,
-            None => match learnt_dimensions(cache, &self.cache_key()) {
-                Some(d) => d,
-                None => {
-                    // Asked at start-up: an endpoint that is down must not
-                    // hold every command for the whole embedder deadline.
-                    let probe_timeout = timeout.min(PROBE_TIMEOUT);
-                    let probe = embed(
-                        client,
-                        &self.model,
-                        &["dimensions".to_string()],
-                        probe_timeout,
-                    )
-                    .with_context(|| {
-                        format!(
-                            "the embedder {} at {} did not answer a probe for its dimensions",
-                            self.model, self.url
-                        )
-                    })?;
-                    let d = probe[0].len() as u32;
-                    remember_dimensions(cache, &self.cache_key(), d);
-                    d
-                }
-            },
-        };
-        if dimensions == 0 {
-            bail!("the embedder's dimensions must be above 0");
-        }
-        Ok(EmbedderInfo {
-            provider: "openai".into(),
-            model: self.model.clone(),
-            dimensions,
-            max_batch: MAX_BATCH,
-        })
-    }
-
     fn cache_key(&self) -> String {
         format!("{} {}", self.url.trim_end_matches('/'), self.model)
     }
 }
 
-/// The worker's backend: one request per batch.
-pub struct Remote {
-    pub client: Client,
-    pub model: String,
-    pub dimensions: u32,
-    pub timeout: Duration,
+/// An endpoint as the lender uses it: its description is settled on first
+/// need (the component asking, or a search's query embedded ahead), not when
+/// a command starts, so a command that never embeds never asks the
+/// endpoint anything.
+pub struct Endpoint {
+    spec: RemoteEmbedder,
+    client: Client,
+    /// The file of learnt dimensions (`dimensions_file`).
+    cache: PathBuf,
+    timeout: Duration,
+    described: OnceLock<Result<Described, String>>,
 }
+
+/// The embedder's description, and whether its dimensions were learnt from
+/// the endpoint (and may be learnt again) rather than configured.
+struct Described {
+    info: EmbedderInfo,
+    learnt: bool,
+}
+
+impl Endpoint {
+    pub fn new(
+        spec: RemoteEmbedder,
+        client: Client,
+        cache: PathBuf,
+        timeout: Duration,
+    ) -> Endpoint {
+        Endpoint {
+            spec,
+            client,
+            cache,
+            timeout,
+            described: OnceLock::new(),
+        }
+    }
+
+    /// The embedder as the component sees it: its dimensions configured,
+    /// remembered from an earlier run, or asked of the endpoint with one
+    /// short text (then remembered). A failure is settled for the process
+    /// (told once) and searches stay lexical.
+    pub fn info(&self) -> Result<&EmbedderInfo, String> {
+        self.described
+            .get_or_init(|| {
+                self.describe().inspect_err(|problem| {
+                    crate::notes::note(format!(
+                        "no embeddings this run, searching FTS-only: {problem}"
+                    ))
+                })
+            })
+            .as_ref()
+            .map(|d| &d.info)
+            .map_err(Clone::clone)
+    }
+
+    fn describe(&self) -> Result<Described, String> {
+        let key = self.spec.cache_key();
+        let (dimensions, learnt) = match self.spec.dimensions {
+            Some(d) => (d, false),
+            None => match learnt_dimensions(&self.cache, &key) {
+                Some(d) => (d, true),
+                None => {
+                    // An endpoint that is down must not hold a command for
+                    // the whole embedder deadline.
+                    let probe = embed(
+                        &self.client,
+                        &self.spec.model,
+                        &["dimensions".to_string()],
+                        self.timeout.min(PROBE_TIMEOUT),
+                    )
+                    .map_err(|e| {
+                        format!(
+                            "the embedder {} at {} did not answer a probe for its dimensions: {e:#}",
+                            self.spec.model, self.spec.url
+                        )
+                    })?;
+                    let d = probe[0].len() as u32;
+                    remember_dimensions(&self.cache, &key, d);
+                    (d, true)
+                }
+            },
+        };
+        if dimensions == 0 {
+            return Err("the embedder's dimensions must be above 0".into());
+        }
+        Ok(Described {
+            info: EmbedderInfo {
+                provider: "openai".into(),
+                model: self.spec.model.clone(),
+                dimensions,
+                max_batch: MAX_BATCH,
+            },
+            learnt,
+        })
+    }
+}
+
+/// The worker's backend: one request per batch.
+pub struct Remote(pub std::sync::Arc<Endpoint>);
 
 impl Backend for Remote {
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        let vectors = embed(&self.client, &self.model, texts, self.timeout)?;
-        if let Some(v) = vectors.iter().find(|v| v.len() != self.dimensions as usize) {
+        let endpoint = &self.0;
+        let info = endpoint
+            .info()
+            .map_err(|problem| anyhow::anyhow!(problem))?;
+        let vectors = embed(
+            &endpoint.client,
+            &endpoint.spec.model,
+            texts,
+            endpoint.timeout,
+        )?;
+        if let Some(v) = vectors.iter().find(|v| v.len() != info.dimensions as usize) {
+            let learnt = endpoint
+                .described
+                .get()
+                .and_then(|d| d.as_ref().ok())
+                .is_some_and(|d| d.learnt);
+            if learnt {
+                // Another model now answers under the name: learn it anew
+                // next run (this run's vectors keep the length they have).
+                forget_dimensions(&endpoint.cache, &endpoint.spec.cache_key());
+                bail!(
+                    "the embedder now answers {}-dimensional vectors, not the {} learnt before; they are learnt again on the next run",
+                    v.len(),
+                    info.dimensions
+                );
+            }
             bail!(
                 "the embedder answered {}-dimensional vectors, not {} (memory.search.remote.dimensions)",
                 v.len(),
-                self.dimensions
+                info.dimensions
             );
         }
         Ok(vectors)
@@ -189,18 +259,32 @@ fn learnt_dimensions(file: &Path, key: &str) -> Option<u32> {
 /// Keeps what a probe learnt; a cache that cannot be written costs only a
 /// probe next time.
 fn remember_dimensions(file: &Path, key: &str, dimensions: u32) {
+    update_dimensions(file, |known| {
+        known.insert(key.to_string(), dimensions);
+    });
+}
+
+fn forget_dimensions(file: &Path, key: &str) {
+    update_dimensions(file, |known| {
+        known.remove(key);
+    });
+}
+
+/// Rewrites the file through a temporary file of this process's own, so two
+/// processes never write one temporary file.
+fn update_dimensions(file: &Path, change: impl FnOnce(&mut BTreeMap<String, u32>)) {
     let mut known: BTreeMap<String, u32> = std::fs::read_to_string(file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    known.insert(key.to_string(), dimensions);
+    change(&mut known);
     if let Some(dir) = file.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     if let Ok(text) = serde_json::to_string_pretty(&known) {
-        let temp = file.with_extension("json.tmp");
-        if std::fs::write(&temp, text).is_ok() {
-            let _ = std::fs::rename(&temp, file);
+        let temp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+        if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, file).is_err() {
+            let _ = std::fs::remove_file(&temp);
         }
     }
 }
@@ -240,16 +324,22 @@ mod tests {
         }
     }
 
+    fn endpoint_at(url: &str, dimensions: Option<u32>, cache: &Path) -> std::sync::Arc<Endpoint> {
+        let spec = remote(url, dimensions);
+        let client = spec.client().unwrap();
+        std::sync::Arc::new(Endpoint::new(
+            spec,
+            client,
+            dimensions_file(cache),
+            Duration::from_secs(5),
+        ))
+    }
+
     #[test]
     fn vectors_come_back_in_order_and_normalised() {
+        let cache = tempfile::tempdir().unwrap();
         let server = fake::http_with("127.0.0.1:0", endpoint);
-        let r = remote(&server.url, Some(3));
-        let backend = Remote {
-            client: r.client().unwrap(),
-            model: r.model.clone(),
-            dimensions: 3,
-            timeout: Duration::from_secs(5),
-        };
+        let backend = Remote(endpoint_at(&server.url, Some(3), cache.path()));
         let vectors = backend
             .embed(&["kafka".to_string(), "a".to_string()])
             .unwrap();
@@ -264,21 +354,23 @@ mod tests {
     }
 
     #[test]
-    fn dimensions_are_learnt_once_and_remembered() {
+    fn dimensions_are_learnt_on_first_need_and_remembered() {
         let cache = tempfile::tempdir().unwrap();
-        let file = dimensions_file(cache.path());
         let server = fake::http_with("127.0.0.1:0", endpoint);
-        let r = remote(&server.url, None);
-        let client = r.client().unwrap();
-        let info = r.info(&client, &file, Duration::from_secs(5)).unwrap();
+        let first = endpoint_at(&server.url, None, cache.path());
+        assert!(
+            server
+                .requests
+                .recv_timeout(Duration::from_millis(200))
+                .is_err(),
+            "asked before need"
+        );
+        let info = first.info().unwrap();
         assert_eq!((info.provider.as_str(), info.dimensions), ("openai", 3));
         server.requests.recv().unwrap();
-        assert_eq!(
-            r.info(&client, &file, Duration::from_secs(5))
-                .unwrap()
-                .dimensions,
-            3
-        );
+        // Another run: remembered, not asked again.
+        let second = endpoint_at(&server.url, None, cache.path());
+        assert_eq!(second.info().unwrap().dimensions, 3);
         assert!(
             server
                 .requests
@@ -287,45 +379,52 @@ mod tests {
             "asked again"
         );
         // Configured dimensions win without a probe; a mismatch is refused
-        // when the vectors come.
-        let configured = remote(&server.url, Some(8));
-        assert_eq!(
-            configured
-                .info(&client, &file, Duration::from_secs(5))
-                .unwrap()
-                .dimensions,
-            8
-        );
-        let backend = Remote {
-            client,
-            model: configured.model.clone(),
-            dimensions: 8,
-            timeout: Duration::from_secs(5),
-        };
-        let error = backend.embed(&["x".to_string()]).unwrap_err();
+        // when the vectors come, and not forgotten (it is the user's).
+        let configured = Remote(endpoint_at(&server.url, Some(8), cache.path()));
+        let error = configured.embed(&["x".to_string()]).unwrap_err();
         assert!(
             format!("{error:#}").contains("3-dimensional vectors, not 8"),
             "{error:#}"
         );
+        assert_eq!(
+            learnt_dimensions(
+                &dimensions_file(cache.path()),
+                &remote(&server.url, None).cache_key()
+            ),
+            Some(3)
+        );
     }
 
     #[test]
-    fn an_endpoint_that_is_down_fails_the_probe_with_its_address() {
+    fn learnt_dimensions_that_no_longer_hold_are_forgotten() {
+        let cache = tempfile::tempdir().unwrap();
+        let server = fake::http_with("127.0.0.1:0", endpoint);
+        let key = remote(&server.url, None).cache_key();
+        remember_dimensions(&dimensions_file(cache.path()), &key, 5);
+        let backend = Remote(endpoint_at(&server.url, None, cache.path()));
+        let error = backend.embed(&["x".to_string()]).unwrap_err();
+        assert!(format!("{error:#}").contains("learnt again"), "{error:#}");
+        assert_eq!(
+            learnt_dimensions(&dimensions_file(cache.path()), &key),
+            None
+        );
+        let next_run = endpoint_at(&server.url, None, cache.path());
+        assert_eq!(next_run.info().unwrap().dimensions, 3);
+    }
+
+    #[test]
+    fn an_endpoint_that_is_down_fails_the_probe_with_its_address_once() {
         let cache = tempfile::tempdir().unwrap();
         let url = format!("http://127.0.0.1:{}/v1", fake::closed_port());
-        let r = remote(&url, None);
-        let error = r
-            .info(
-                &r.client().unwrap(),
-                &dimensions_file(cache.path()),
-                Duration::from_secs(2),
-            )
-            .unwrap_err();
-        let message = format!("{error:#}");
+        let down = endpoint_at(&url, None, cache.path());
+        let message = down.info().unwrap_err();
         assert!(
             message.contains(&url) && message.contains("probe"),
             "{message}"
         );
+        assert_eq!(down.info().unwrap_err(), message, "settled for the process");
+        let backend = Remote(down);
+        assert!(backend.embed(&["x".to_string()]).is_err());
     }
 
     #[test]

@@ -298,11 +298,11 @@ impl MemoryHost {
             deadline,
         };
         if let Err(e) = crate::health::record(&self.workspace, &failure) {
-            eprintln!(
-                "note: the failure was not recorded in {}: {}",
+            crate::notes::note(format!(
+                "the failure was not recorded in {}: {}",
                 crate::health::HEALTH_FILE,
                 io_cause(&e)
-            );
+            ));
         }
     }
 

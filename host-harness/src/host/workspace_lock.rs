@@ -494,10 +494,10 @@ impl WorkspaceLock {
             .insert(path.clone());
         let line = format!("{}\n", serde_json::to_string(me).unwrap_or_default());
         if let Err(e) = file.write_all(line.as_bytes()) {
-            eprintln!(
-                "note: the workspace lock could not name its holder: {}",
+            crate::notes::note(format!(
+                "the workspace lock could not name its holder: {}",
                 io_cause(&e)
-            );
+            ));
         }
         let inode = file
             .metadata()

@@ -85,7 +85,15 @@ impl Client {
         roots: RootCerts,
     ) -> anyhow::Result<Client> {
         let base = base_url(base)?;
+        // A proxy from the environment is for the outside world: a local
+        // Ollama or llama.cpp on loopback is reached directly.
+        let proxy = if is_loopback(&base) {
+            None
+        } else {
+            ureq::Proxy::try_from_env()
+        };
         let config = ureq::Agent::config_builder()
+            .proxy(proxy)
             .http_status_as_error(false)
             .tls_config(TlsConfig::builder().root_certs(roots).build())
             .user_agent(concat!("memory-harness/", env!("CARGO_PKG_VERSION")))
@@ -146,6 +154,12 @@ pub fn base_url(base: &str) -> anyhow::Result<String> {
         .or_else(|| trimmed.strip_prefix("http://"))
         .ok_or_else(|| anyhow::anyhow!("{base:?} is not an http:// or https:// URL"))?;
     let authority = rest.split('/').next().unwrap_or("");
+    if authority.contains('@') {
+        // Never echoed: the part before `@` may be a key.
+        anyhow::bail!(
+            "the endpoint URL holds credentials (user:key@…); name the key's variable (apiKeyEnv) instead"
+        );
+    }
     if authority.is_empty() || rest.contains(['?', '#']) {
         anyhow::bail!(
             "{base:?} needs a host and no query or fragment (e.g. https://api.openai.com/v1)"
@@ -157,11 +171,37 @@ pub fn base_url(base: &str) -> anyhow::Result<String> {
     Ok(trimmed.to_string())
 }
 
+/// Whether the base URL's host is this machine (127.0.0.0/8, ::1,
+/// localhost).
+fn is_loopback(base: &str) -> bool {
+    let Ok(uri) = base.parse::<ureq::http::Uri>() else {
+        return false;
+    };
+    let host = uri
+        .host()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The roots servers are checked against: the system's store (or the file
 /// and directory `SSL_CERT_FILE`/`SSL_CERT_DIR` name), else the Mozilla
 /// roots compiled in.
 fn system_roots() -> RootCerts {
     let found = rustls_native_certs::load_native_certs();
+    // A file or directory the user named that could not be read is said,
+    // not passed over for the built-in roots in silence.
+    let named =
+        std::env::var_os("SSL_CERT_FILE").is_some() || std::env::var_os("SSL_CERT_DIR").is_some();
+    if named {
+        for error in &found.errors {
+            crate::notes::note(format!("the CA store: {error}"));
+        }
+    }
     if found.certs.is_empty() {
         return RootCerts::WebPki;
     }
@@ -227,8 +267,32 @@ mod tests {
             "https://",
             "http:///v1",
             "https://h/v1?x=1",
+            "https://user:sk-secret@h/v1",
         ] {
             assert!(base_url(bad).is_err(), "{bad} accepted");
+        }
+        let refused = base_url("https://user:sk-secret@h/v1")
+            .unwrap_err()
+            .to_string();
+        assert!(!refused.contains("sk-secret"), "{refused}");
+    }
+
+    #[test]
+    fn loopback_endpoints_are_told_apart() {
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:1/v1",
+            "https://127.3.2.1/v1",
+        ] {
+            assert!(is_loopback(local), "{local}");
+        }
+        for remote in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.5:11434/v1",
+            "http://[2001:db8::1]/v1",
+        ] {
+            assert!(!is_loopback(remote), "{remote}");
         }
     }
 

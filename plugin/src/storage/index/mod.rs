@@ -997,18 +997,19 @@ impl Index {
     /// The stems of a text's content words, as the index stems them
     /// (`stems`).
     pub fn content_stems(&self, text: &str) -> Result<HashSet<String>, DbError> {
-        self.stemmer().content_stems(text)
+        self.stemmer()?.content_stems(text)
     }
 
     /// The stems of a query's terms, as the index stems them.
     pub fn term_stems(&self, terms: &[String]) -> Result<HashSet<String>, DbError> {
-        self.stemmer().term_stems(terms)
+        self.stemmer()?.term_stems(terms)
     }
 
-    fn stemmer(&self) -> &stems::Stemmer {
+    /// Away only after a `reset` that failed to open the new index.
+    fn stemmer(&self) -> Result<&stems::Stemmer, DbError> {
         self.stemmer
             .as_ref()
-            .expect("the stemmer is only away while reset swaps the connection")
+            .ok_or_else(|| DbError::misuse("the index could not be reopened after a reset"))
     }
 
     /// The best `limit` windows for any of `terms`, with their spans.
