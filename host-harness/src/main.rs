@@ -29,11 +29,12 @@ fn main() {
     }
 }
 
-/// A closed pipe (`search … | head -1`) ends the command quietly, exit 0:
-/// `print!` to stdout panics on EPIPE, and this hook turns that one panic
-/// into an exit (output comes after the work is committed). SIGPIPE stays
-/// ignored, as Rust sets it, so a `serve --deliver-command` that does not
-/// read its input cannot kill the daemon.
+/// A closed pipe (`search … | head -1`) ends the command quietly, as
+/// SIGPIPE ends a Unix filter: `print!` to stdout panics on EPIPE, and this
+/// hook turns that one panic into the signal (output comes after the work
+/// is committed). SIGPIPE stays ignored until then, as Rust sets it, so a
+/// `serve --deliver-command` that does not read its input cannot kill the
+/// daemon.
 fn end_quietly_on_a_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -44,7 +45,7 @@ fn end_quietly_on_a_closed_stdout() {
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or_default();
         if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
+            cli::end_by_closed_pipe();
         }
         default(info);
     }));

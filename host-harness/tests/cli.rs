@@ -790,24 +790,38 @@ fn with_json_every_error_is_one_object_with_the_exit_code() {
 
 #[test]
 fn a_closed_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
     let ws = workspace();
-    let mut child = harness()
-        .args(["--embedder", "none", "--workspace"])
-        .arg(ws.path())
-        .args(["search", "gateway billing lunch", "--max-results", "10"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The reader goes away before anything is printed (`… | head -0`).
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
-        "{stderr}"
-    );
-    assert!(out.status.success(), "{:?}", out.status);
+    for batch in [false, true] {
+        let mut command = harness();
+        command
+            .args(["--embedder", "none", "--workspace"])
+            .arg(ws.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if batch {
+            command.args(["--json", "search", "--batch"]);
+        } else {
+            command.args(["search", "gateway billing lunch", "--max-results", "10"]);
+        }
+        let mut child = command.spawn().unwrap();
+        // The reader goes away before anything is printed (`… | head -0`).
+        drop(child.stdout.take());
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(b"{\"id\":\"q1\",\"query\":\"billing\"}\n");
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.is_empty(), "batch {batch}: {stderr}");
+        // As a Unix filter ends: by SIGPIPE (141 in a shell).
+        assert_eq!(
+            out.status.signal(),
+            Some(13),
+            "batch {batch}: {:?}",
+            out.status
+        );
+    }
 }
 
 #[test]

@@ -81,6 +81,11 @@ fn setup() -> Setup {
 }
 
 fn harness(setup: &Setup, trust: bool, args: &[&str]) -> Output {
+    harness_with(setup, trust, args, None)
+}
+
+/// The harness, with `HTTPS_PROXY` set when `proxy` is given.
+fn harness_with(setup: &Setup, trust: bool, args: &[&str], proxy: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memory-harness"));
     command
         .env("TZ", "UTC")
@@ -100,6 +105,9 @@ fn harness(setup: &Setup, trust: bool, args: &[&str]) -> Output {
         .arg(setup.dir.path().join("ws"))
         .args(["--now", "2026-12-02"])
         .args(args);
+    if let Some(proxy) = proxy {
+        command.env("HTTPS_PROXY", proxy);
+    }
     if trust {
         command.env("SSL_CERT_FILE", &setup.ca_file);
     } else {
@@ -188,4 +196,18 @@ fn an_unset_key_variable_is_refused_by_name() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("TEST_EMBED_KEY"), "{stderr}");
+}
+
+#[test]
+fn an_endpoint_on_loopback_is_reached_past_the_environment_s_proxy() {
+    let setup = setup();
+    // A proxy nothing listens on: a request sent through it would fail.
+    let proxy = format!("http://127.0.0.1:{}", fake::closed_port());
+    let result = json_of(&harness_with(
+        &setup,
+        true,
+        &["--json", "search", "who owns billing?"],
+        Some(&proxy),
+    ));
+    assert_eq!(result["mode"], "hybrid", "{result}");
 }

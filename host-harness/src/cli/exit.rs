@@ -133,14 +133,36 @@ pub fn classify(error: &anyhow::Error) -> Failure {
 /// Reports a failed command — on stderr, or with `--json` as one object on
 /// stdout — records it (`record_failure`) and returns its exit code.
 pub fn failed(g: &Global, error: &anyhow::Error) -> i32 {
+    // A reader that went away (`search --batch … | head -1`): end as a
+    // Unix filter ends, quietly.
+    if error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    }) {
+        end_by_closed_pipe();
+    }
     let failure = classify(error);
+    // Recorded first: with --json the report goes to stdout, which may be
+    // the closed pipe.
+    record_failure(g, error, &failure);
     if g.json {
         println!("{}", failure_json(&failure, &format!("{error:#}")));
     } else {
         eprintln!("memory-harness: {error:#}");
     }
-    record_failure(g, error, &failure);
     failure.code
+}
+
+/// Ends the process as SIGPIPE ends a Unix filter whose reader went away:
+/// quietly, status 141 in a shell. Rust ignores SIGPIPE (so a `serve`
+/// delivery command that does not read cannot kill the daemon); it is
+/// raised here only once stdout itself is known to be closed.
+pub fn end_by_closed_pipe() -> ! {
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(128 + libc::SIGPIPE);
 }
 
 /// `{"error": {"kind", "message", "exit_code", "path"?, "argument"?}}`.

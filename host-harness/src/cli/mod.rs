@@ -173,6 +173,8 @@ impl Command {
     }
 }
 
+pub use exit::end_by_closed_pipe;
+
 /// A command line clap refused (or `--help`/`--version`, which it prints):
 /// with `--json`, a refusal is one JSON object like any other failure.
 pub fn usage_error(error: clap::Error) -> i32 {

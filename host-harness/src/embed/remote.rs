@@ -63,6 +63,9 @@ pub struct Endpoint {
     cache: PathBuf,
     timeout: Duration,
     described: OnceLock<Result<Described, String>>,
+    /// Whether learnt dimensions that stopped holding were forgotten (once:
+    /// another process may have learnt them anew since).
+    forgotten: std::sync::atomic::AtomicBool,
 }
 
 /// The embedder's description, and whether its dimensions were learnt from
@@ -85,6 +88,7 @@ impl Endpoint {
             cache,
             timeout,
             described: OnceLock::new(),
+            forgotten: Default::default(),
         }
     }
 
@@ -172,7 +176,12 @@ impl Backend for Remote {
             if learnt {
                 // Another model now answers under the name: learn it anew
                 // next run (this run's vectors keep the length they have).
-                forget_dimensions(&endpoint.cache, &endpoint.spec.cache_key());
+                if !endpoint
+                    .forgotten
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    forget_dimensions(&endpoint.cache, &endpoint.spec.cache_key());
+                }
                 bail!(
                     "the embedder now answers {}-dimensional vectors, not the {} learnt before; they are learnt again on the next run",
                     v.len(),
@@ -282,7 +291,10 @@ fn update_dimensions(file: &Path, change: impl FnOnce(&mut BTreeMap<String, u32>
         let _ = std::fs::create_dir_all(dir);
     }
     if let Ok(text) = serde_json::to_string_pretty(&known) {
-        let temp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+        // Unique per process and per write.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = file.with_extension(format!("json.{}.{n}.tmp", std::process::id()));
         if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, file).is_err() {
             let _ = std::fs::remove_file(&temp);
         }
@@ -357,14 +369,21 @@ mod tests {
     fn dimensions_are_learnt_on_first_need_and_remembered() {
         let cache = tempfile::tempdir().unwrap();
         let server = fake::http_with("127.0.0.1:0", endpoint);
-        let first = endpoint_at(&server.url, None, cache.path());
+        // A lender made for the endpoint (as every command makes one) asks
+        // nothing until the embedder is needed.
+        let lender = super::super::Lender::new(
+            &super::super::EmbedderChoice::Remote(remote(&server.url, None)),
+            Duration::from_secs(5),
+        );
         assert!(
             server
                 .requests
-                .recv_timeout(Duration::from_millis(200))
+                .recv_timeout(Duration::from_millis(300))
                 .is_err(),
             "asked before need"
         );
+        drop(lender);
+        let first = endpoint_at(&server.url, None, cache.path());
         let info = first.info().unwrap();
         assert_eq!((info.provider.as_str(), info.dimensions), ("openai", 3));
         server.requests.recv().unwrap();

@@ -28,14 +28,17 @@ impl openclaw::memory::types::Host for HostState {}
 
 impl openclaw::memory::embedder::Host for HostState {
     fn describe(&mut self) -> Option<openclaw::memory::embedder::EmbedderInfo> {
-        self.embedder
-            .describe()
-            .map(|i| openclaw::memory::embedder::EmbedderInfo {
+        // An endpoint's description may wait on the network (its first
+        // need probes its dimensions): like an embedding, not the call's time.
+        let embedder = self.embedder.clone();
+        self.clock.waiting(|| embedder.describe()).map(|i| {
+            openclaw::memory::embedder::EmbedderInfo {
                 provider: i.provider,
                 model: i.model,
                 dimensions: i.dimensions,
                 max_batch: i.max_batch,
-            })
+            }
+        })
     }
 
     fn embed(

@@ -75,7 +75,9 @@ impl Client {
     /// A client for the base URL (`http://127.0.0.1:11434/v1`,
     /// `https://api.openai.com/v1`), trusting the system's roots.
     pub fn new(base: &str, api_key: Option<String>) -> anyhow::Result<Client> {
-        Client::with_roots(base, api_key, system_roots())
+        // Read (and any problem with it said) once per process.
+        static ROOTS: std::sync::OnceLock<RootCerts> = std::sync::OnceLock::new();
+        Client::with_roots(base, api_key, ROOTS.get_or_init(system_roots).clone())
     }
 
     /// A client trusting exactly these roots (tests: a self-signed CA).

@@ -36,12 +36,12 @@ impl Delivery {
             block: &block,
         })
         .expect("a delivery serialises");
-        if self.json {
-            println!("{record}");
-        } else {
-            println!("{block}");
-        }
-        let _ = std::io::stdout().flush();
+        // A closed stdout must not lose the delivery to the file and the
+        // command (the intent has already spent its fire).
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", if self.json { &record } else { &block });
+        let _ = out.flush();
+        drop(out);
         let mut kept = false;
         if let Some(path) = &self.file {
             match append_synced(path, &record) {
