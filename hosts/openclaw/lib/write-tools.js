@@ -80,7 +80,11 @@ export function noteTool({ memoryOf, turn, taint }) {
         },
         importance: { type: "integer", minimum: 1, maximum: 10, description: "How much it matters, 1..10." },
         triggers: { type: "array", items: { type: "string" }, description: "Phrases that should bring it back up." },
-        supersedes: { type: "string", description: "A key naming what this replaces: a later note with the same key supersedes this one, and search then ranks the later note in its place (e.g. `staging-host`)." },
+        supersedes: {
+          type: "string",
+          description:
+            "For a fact that can change (a host, a port, an owner, an on-call, a preference, a version, a name): a short stable key for what it is about, e.g. `staging-host` or `billing-owner`. When the fact changes, note the new value with the same key: search then ranks the new note in the old one's place and the old one below it. Reuse the key a recalled note carries (`provenance.supersedesKey` in memory_search results).",
+        },
       },
       required: ["text"],
       additionalProperties: false,
