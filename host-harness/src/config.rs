@@ -204,6 +204,18 @@ impl ConfigFile {
     }
 }
 
+/// A setting the component's table refused (out of range, unknown value).
+#[derive(Debug)]
+pub struct InvalidSetting(pub String);
+
+impl std::fmt::Display for InvalidSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid-input: {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidSetting {}
+
 /// How long a command waits for a busy workspace by default, in ms.
 pub const DEFAULT_LOCK_WAIT_MS: u64 = 10_000;
 /// The epoch deadline of one call into the component by default, in ms.
@@ -299,7 +311,7 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
     user.extend(o.settings.clone());
     let config =
         memory_core::config::resolve(GUEST_WORKSPACE, &user.into()).map_err(|e| match e {
-            memory_core::MemoryError::InvalidInput(m) => anyhow::anyhow!("invalid-input: {m}"),
+            memory_core::MemoryError::InvalidInput(m) => anyhow::Error::new(InvalidSetting(m)),
             other => anyhow::anyhow!("{other}"),
         })?;
     let settings = crate::host::wit_settings(&config.settings);

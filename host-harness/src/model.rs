@@ -110,13 +110,7 @@ impl ModelLender {
                 model,
                 api_key_env,
             } => {
-                let api_key = match api_key_env {
-                    Some(var) => Some(
-                        std::env::var(var)
-                            .with_context(|| format!("the API key variable {var} is not set"))?,
-                    ),
-                    None => None,
-                };
+                let api_key = crate::http::api_key(api_key_env.as_deref())?;
                 Some(Arc::new(OpenAi::new(url, model, api_key)?))
             }
         };

@@ -10,6 +10,7 @@
 //! memory; 75 busy (another process held the workspace too long).
 
 use super::global::Global;
+use memory_harness::config::InvalidSetting;
 use memory_harness::host::{error_kind, CallError, WorkspaceBusy, WorkspaceReadOnly};
 use serde_json::json;
 
@@ -92,6 +93,11 @@ pub fn classify(error: &anyhow::Error) -> Failure {
             failure.code = EXIT_BUSY;
             break;
         }
+        if cause.downcast_ref::<InvalidSetting>().is_some() {
+            failure.kind = "invalid-input".into();
+            failure.code = EXIT_INVALID_INPUT;
+            break;
+        }
         if cause.downcast_ref::<WorkspaceReadOnly>().is_some() {
             failure.kind = "workspace-read-only".into();
             break;
@@ -121,11 +127,6 @@ pub fn classify(error: &anyhow::Error) -> Failure {
             failure.kind = "usage".into();
             failure.code = EXIT_USAGE;
         }
-    }
-    // Settings the component refused (`config.resolve`).
-    if failure.kind == "failed" && format!("{error:#}").contains("invalid-input: ") {
-        failure.kind = "invalid-input".into();
-        failure.code = EXIT_INVALID_INPUT;
     }
     failure
 }
@@ -274,7 +275,10 @@ mod tests {
             ("usage", 2, Some("--now"))
         );
 
-        let settings = anyhow::anyhow!("invalid-input: search.minScore must be 0..=1");
+        let settings = anyhow::Error::new(memory_harness::config::InvalidSetting(
+            "search.minScore must be 0..=1".into(),
+        ))
+        .context("--config memory-harness.toml");
         assert_eq!(classify(&settings).code, EXIT_INVALID_INPUT);
 
         assert_eq!(classify(&anyhow::anyhow!("disk full")).code, EXIT_FAILURE);

@@ -19,14 +19,19 @@ pub fn open(g: &Global) -> anyhow::Result<Session> {
 /// A session that may write, on a workspace that must exist already (for
 /// commands that read but keep state: `intent list`, `user show`).
 pub fn open_existing(g: &Global) -> anyhow::Result<Session> {
-    ensure_workspace(&g.resolved(None)?.workspace, true)?;
-    open_as(g, Purpose::Write)
+    open_for(g, Purpose::Write, true)
 }
 
 /// A session for `purpose`; see `Session::open_for`.
 pub fn open_as(g: &Global, purpose: Purpose) -> anyhow::Result<Session> {
+    open_for(g, purpose, purpose != Purpose::Write)
+}
+
+/// A session for `purpose`, on a workspace that must exist when
+/// `must_exist` (else a missing one is created, and said).
+fn open_for(g: &Global, purpose: Purpose, must_exist: bool) -> anyhow::Result<Session> {
     let resolved = g.resolved(None)?;
-    ensure_workspace(&resolved.workspace, purpose != Purpose::Write)?;
+    ensure_workspace(&resolved.workspace, must_exist)?;
     let now = g.now_ms(&resolved)?;
     let mut session = Session::open_for(&resolved, now, purpose)?;
     if let Some(label) = &g.command_label {
@@ -52,14 +57,14 @@ pub fn open_as(g: &Global, purpose: Purpose) -> anyhow::Result<Session> {
 /// A command reads only a workspace that exists (a mistyped `--workspace`
 /// is not an empty memory); a command that writes creates a missing one,
 /// and says so.
-pub fn ensure_workspace(workspace: &Path, reading: bool) -> anyhow::Result<()> {
+pub fn ensure_workspace(workspace: &Path, must_exist: bool) -> anyhow::Result<()> {
     if workspace.is_dir() {
         return Ok(());
     }
     if workspace.exists() {
         anyhow::bail!("the workspace {} is not a directory", workspace.display());
     }
-    if reading {
+    if must_exist {
         return Err(WorkspaceMissing(workspace.to_path_buf()).into());
     }
     std::fs::create_dir_all(workspace)

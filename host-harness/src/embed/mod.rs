@@ -115,12 +115,13 @@ const RECENT_TEXTS: usize = 256;
 
 impl Lender {
     pub fn new(choice: &EmbedderChoice, timeout: Duration) -> Lender {
-        if let EmbedderChoice::Remote(endpoint) = choice {
-            let (info, worker) = remote_worker(endpoint, timeout);
-            return Lender::described(info, worker, false, timeout);
-        }
         let (info, worker): (Option<EmbedderInfo>, Option<Loader>) = match choice {
-            EmbedderChoice::None | EmbedderChoice::Remote(_) => (None, None),
+            EmbedderChoice::None => (None, None),
+            // Described when first needed, not here.
+            EmbedderChoice::Remote(endpoint) => {
+                let (described, worker) = remote_worker(endpoint, timeout);
+                return Lender::described(described, worker, false, timeout);
+            }
             EmbedderChoice::Failing => (Some(deterministic::info("failing")), None),
             EmbedderChoice::Test => (
                 Some(deterministic::info("test")),

@@ -33,18 +33,11 @@ pub struct RemoteEmbedder {
 }
 
 impl RemoteEmbedder {
-    fn api_key(&self) -> anyhow::Result<Option<String>> {
-        self.api_key_env
-            .as_ref()
-            .map(|var| {
-                std::env::var(var)
-                    .with_context(|| format!("the embedder's API key variable {var} is not set"))
-            })
-            .transpose()
-    }
-
     pub fn client(&self) -> anyhow::Result<Client> {
-        Client::new(&self.url, self.api_key()?)
+        Client::new(
+            &self.url,
+            crate::http::api_key(self.api_key_env.as_deref())?,
+        )
     }
 
     fn cache_key(&self) -> String {
@@ -62,17 +55,10 @@ pub struct Endpoint {
     /// The file of learnt dimensions (`dimensions_file`).
     cache: PathBuf,
     timeout: Duration,
-    described: OnceLock<Result<Described, String>>,
+    described: OnceLock<Result<EmbedderInfo, String>>,
     /// Whether learnt dimensions that stopped holding were forgotten (once:
     /// another process may have learnt them anew since).
     forgotten: std::sync::atomic::AtomicBool,
-}
-
-/// The embedder's description, and whether its dimensions were learnt from
-/// the endpoint (and may be learnt again) rather than configured.
-struct Described {
-    info: EmbedderInfo,
-    learnt: bool,
 }
 
 impl Endpoint {
@@ -106,16 +92,15 @@ impl Endpoint {
                 })
             })
             .as_ref()
-            .map(|d| &d.info)
             .map_err(Clone::clone)
     }
 
-    fn describe(&self) -> Result<Described, String> {
+    fn describe(&self) -> Result<EmbedderInfo, String> {
         let key = self.spec.cache_key();
-        let (dimensions, learnt) = match self.spec.dimensions {
-            Some(d) => (d, false),
+        let dimensions = match self.spec.dimensions {
+            Some(d) => d,
             None => match learnt_dimensions(&self.cache, &key) {
-                Some(d) => (d, true),
+                Some(d) => d,
                 None => {
                     // An endpoint that is down must not hold a command for
                     // the whole embedder deadline.
@@ -133,21 +118,18 @@ impl Endpoint {
                     })?;
                     let d = probe[0].len() as u32;
                     remember_dimensions(&self.cache, &key, d);
-                    (d, true)
+                    d
                 }
             },
         };
         if dimensions == 0 {
             return Err("the embedder's dimensions must be above 0".into());
         }
-        Ok(Described {
-            info: EmbedderInfo {
-                provider: "openai".into(),
-                model: self.spec.model.clone(),
-                dimensions,
-                max_batch: MAX_BATCH,
-            },
-            learnt,
+        Ok(EmbedderInfo {
+            provider: "openai".into(),
+            model: self.spec.model.clone(),
+            dimensions,
+            max_batch: MAX_BATCH,
         })
     }
 }
@@ -168,12 +150,8 @@ impl Backend for Remote {
             endpoint.timeout,
         )?;
         if let Some(v) = vectors.iter().find(|v| v.len() != info.dimensions as usize) {
-            let learnt = endpoint
-                .described
-                .get()
-                .and_then(|d| d.as_ref().ok())
-                .is_some_and(|d| d.learnt);
-            if learnt {
+            // Not configured: learnt from the endpoint (or the cache).
+            if endpoint.spec.dimensions.is_none() {
                 // Another model now answers under the name: learn it anew
                 // next run (this run's vectors keep the length they have).
                 if !endpoint

@@ -148,6 +148,14 @@ impl Client {
     }
 }
 
+/// The API key in the environment variable `var` names, if it names one.
+pub fn api_key(var: Option<&str>) -> anyhow::Result<Option<String>> {
+    var.map(|var| {
+        std::env::var(var).map_err(|_| anyhow::anyhow!("the API key variable {var} is not set"))
+    })
+    .transpose()
+}
+
 /// The base URL checked: `http://` or `https://` with a host, no query.
 pub fn base_url(base: &str) -> anyhow::Result<String> {
     let trimmed = base.trim().trim_end_matches('/');
