@@ -108,7 +108,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "search.vectorWeight",
         kind: Kind::Number { default: 0.3, min: 0.0, min_exclusive: false, max: Some(1.0) },
-        doc: "Weight of the vector leg in the hybrid score (cosine ÷ the best candidate's cosine); the text leg gets the rest. Unused without an embedder.",
+        doc: "Weight of the vector leg in the hybrid score (the cosine placed on 0..1 between where the vector leg stopped taking entries, or 0, and the best candidate's); the text leg gets the rest. Unused without an embedder.",
         slot: |r| &mut r.settings.search.vector_weight,
     },
     Setting {
@@ -119,7 +119,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         key: "search.recencyFloor",
-        kind: Kind::Number { default: 0.6, min: 0.0, min_exclusive: false, max: Some(1.0) },
+        kind: Kind::Number { default: 0.7, min: 0.0, min_exclusive: false, max: Some(1.0) },
         doc: "Share of a daily note's score recency never takes away: recency = floor + (1 − floor) × 0.5^(age ÷ half-life), so near equals still rank newest first while an old note that clearly answers stays above weak recent ones; 0 is pure decay.",
         slot: |r| &mut r.settings.search.recency_floor,
     },
@@ -694,7 +694,7 @@ mod tests {
                 s.search.recency_floor,
                 s.search.mmr_lambda
             ),
-            (0.3, 30.0, 0.6, 0.7)
+            (0.3, 30.0, 0.7, 0.7)
         );
         assert_eq!((s.chunking.tokens, s.chunking.overlap), (400, 80));
         assert_eq!(s.fts_tokenizer, FtsTokenizer::Unicode61);

@@ -32,9 +32,17 @@ const MAX_GET_CHARS: usize = 200_000;
 /// Entries on each side of a daily-note match that join the candidates.
 const NEIGHBOURS_EACH_SIDE: u32 = 2;
 
-/// The vector leg's answer: cosine similarity by entry, or `None` with the
-/// reason it could not run.
-type VectorLeg = (Option<HashMap<i64, f32>>, Option<String>);
+/// The vector leg's answer, or `None` with the reason it could not run.
+type VectorLeg = (Option<VectorHits>, Option<String>);
+
+/// What the vector leg found: cosine similarity by entry, and the cosine
+/// at which it stopped taking entries (its last one's) when it had more
+/// than it could take — `None` when it took every entry it had.
+#[derive(Default)]
+struct VectorHits {
+    cosines: HashMap<i64, f32>,
+    cutoff: Option<f32>,
+}
 
 impl Memory {
     /// See the WIT `recall.search`.
@@ -85,6 +93,7 @@ impl Memory {
             &RankSettings {
                 vector_weight: s.vector_weight,
                 hybrid: found.hybrid,
+                vector_cutoff: found.vector_cutoff,
                 half_life_days: s.recency_half_life_days,
                 recency_floor: s.recency_floor,
                 mmr_lambda: s.mmr_lambda,
@@ -117,11 +126,14 @@ impl Memory {
             windows = self.index.lexical_windows(terms, per_leg)?;
         }
         let (vector, degraded) = self.vector_leg(query, per_leg as usize)?;
+        let hybrid = vector.is_some();
+        let VectorHits { cosines, cutoff } = vector.unwrap_or_default();
         Ok(Retrieved {
             lexical,
             windows,
-            hybrid: vector.is_some(),
-            vector: vector.unwrap_or_default(),
+            hybrid,
+            vector: cosines,
+            vector_cutoff: cutoff,
             degraded,
         })
     }
@@ -301,14 +313,19 @@ impl Memory {
             Err(problem) => return Ok((None, Some(format!("the embedder failed: {problem}")))),
         };
         let shortlist = vectors::shortlist(&table.codes, &table.centre, &query_vector, limit);
-        let scored = self
+        let scored: Vec<(i64, f32)> = self
             .index
             .vectors_of(&shortlist, &label)?
             .into_iter()
             .map(|(id, v)| (id, embedding::dot(&query_vector, &v)))
             .collect();
+        let cut = scored.len() > limit || table.codes.len() > shortlist.len();
+        let best = vectors::best(scored, limit);
         Ok((
-            Some(vectors::best(scored, limit).into_iter().collect()),
+            Some(VectorHits {
+                cutoff: best.last().map(|b| b.1).filter(|_| cut),
+                cosines: best.into_iter().collect(),
+            }),
             None,
         ))
     }
@@ -444,6 +461,9 @@ struct Retrieved {
     windows: Vec<(index::WindowSpan, f64)>,
     /// Cosine similarity by entry; empty when the vector leg did not run.
     vector: HashMap<i64, f32>,
+    /// The cosine at which the vector leg stopped taking entries, when it
+    /// had more than it could take (`VectorHits::cutoff`).
+    vector_cutoff: Option<f32>,
     /// Whether the vector leg ran.
     hybrid: bool,
     /// Why it could not, when it could not.
@@ -667,19 +687,22 @@ mod tests {
             .into_iter()
             .map(|(id, v)| (id, embedding::dot(&q[0], &v)))
             .collect();
-        (best(leg.into_iter().collect()), best(exact))
+        (best(leg.cosines.into_iter().collect()), best(exact))
     }
 
-    #[test]
-    fn entries_a_sync_adds_or_changes_are_in_the_same_instances_vector_leg() {
+    /// Lines of distinct, overlapping words for the vector leg's tests.
+    fn ledger_lines(lines: usize) -> String {
+        (0..lines)
+            .map(|i| format!("- ledger{i} item{} crate{}\n", i % 41, i % 13))
+            .collect()
+    }
+
+    /// A workspace whose one daily note holds `text`, synced with the
+    /// words embedder.
+    fn memory_with_note(text: &str) -> (tempfile::TempDir, Memory) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("memory")).unwrap();
-        let note = dir.path().join("memory/2026-12-01.md");
-        // Larger than an exact shortlist, so the codes pick the candidates.
-        let mut text: String = (0..1_500)
-            .map(|i| format!("- ledger{i} item{} crate{}\n", i % 41, i % 13))
-            .collect();
-        std::fs::write(&note, &text).unwrap();
+        std::fs::write(dir.path().join("memory/2026-12-01.md"), text).unwrap();
         let mut memory = Memory::open(
             crate::contract::api::Settings::reference(dir.path()),
             Box::new(WordsEmbedder),
@@ -687,6 +710,36 @@ mod tests {
         )
         .unwrap();
         memory.sync(SyncRequest::default()).unwrap();
+        (dir, memory)
+    }
+
+    #[test]
+    fn the_vector_leg_says_where_it_stopped_only_when_it_left_entries_out() {
+        let (_dir, mut small) = memory_with_note(&ledger_lines(5));
+        let Ok((Some(leg), None)) = small.vector_leg("ledger3 item3", 24) else {
+            panic!("the vector leg did not run");
+        };
+        assert_eq!(leg.cosines.len(), 5);
+        assert_eq!(leg.cutoff, None, "every entry was taken");
+        // 100 entries: all scored exactly (the whole table is the
+        // shortlist), 24 taken. 300: the codes shortlist 200 of them.
+        for lines in [100, 300] {
+            let (_dir, mut large) = memory_with_note(&ledger_lines(lines));
+            let Ok((Some(leg), None)) = large.vector_leg("ledger3 item3", 24) else {
+                panic!("the vector leg did not run");
+            };
+            assert_eq!(leg.cosines.len(), 24);
+            let lowest = leg.cosines.values().copied().fold(f32::INFINITY, f32::min);
+            assert_eq!(leg.cutoff, Some(lowest), "{lines} entries");
+        }
+    }
+
+    #[test]
+    fn entries_a_sync_adds_or_changes_are_in_the_same_instances_vector_leg() {
+        // Larger than an exact shortlist, so the codes pick the candidates.
+        let mut text = ledger_lines(1_500);
+        let (dir, mut memory) = memory_with_note(&text);
+        let note = dir.path().join("memory/2026-12-01.md");
         let (first, exact) = nearest_both_ways(&mut memory, "ledger7 item7 crate7");
         assert_eq!(first, exact);
         // A new line, synced: the loaded table takes it in.

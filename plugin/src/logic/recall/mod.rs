@@ -5,14 +5,18 @@
 //! - relevance = w·vector + (1−w)·text with the vector leg, or text alone;
 //!   text = ½·(BM25 ÷ best BM25) + ½·(share of query words present), lifted by
 //!   the best-matching surrounding window of a daily note (neighbouring lines);
-//!   vector = cosine ÷ best cosine among the candidates, so both legs speak
-//!   the same 0..1 scale whatever the embedder's cosine range;
+//!   vector = the cosine placed on the candidates' range, from the cosine at
+//!   which the vector leg stopped taking entries (0 when it took them all) to
+//!   the best (`vector_scale`), so both legs speak the same 0..1 scale
+//!   whatever the embedder's cosine range;
 //! - an entry next to a daily-note match gets at least `neighbour_weight` of
 //!   that match's relevance (a reply answers the line before it); one that
-//!   passes only that way is marked `by_context`;
+//!   passes only that way is marked `by_context`; one that also holds some
+//!   of the query's words combines the two (`with_context`): a line of a
+//!   passage about the question outranks an equal line alone;
 //! - recency = floor + (1 − floor)·½^(age ÷ half-life) for dated daily notes,
 //!   1 for everything else: the decaying part orders near equals newest
-//!   first, the floor (0.6 by default) keeps an old entry that nothing
+//!   first, the floor (0.7 by default) keeps an old entry that nothing
 //!   newer matches as well above weak recent ones;
 //! - importance = 0.80 … 1.25 for importance 1 … 10 (5 is neutral), 1 if unset;
 //! - project = 1.15 for entries tagged with an active project, 0.85 for
@@ -87,6 +91,9 @@ pub struct RankSettings {
     pub vector_weight: f32,
     /// Whether the vector leg ran for this query.
     pub hybrid: bool,
+    /// The cosine at which the vector leg stopped taking entries, when it
+    /// had more than it took (`vector_scale`).
+    pub vector_cutoff: Option<f32>,
     pub half_life_days: f32,
     /// Share of a dated entry's score recency never takes (see
     /// `recency_multiplier`).
@@ -161,6 +168,48 @@ pub fn recency_multiplier(age_days: Option<f64>, half_life_days: f32, floor: f32
     }
 }
 
+/// A cosine on the 0..1 scale of the vector leg: 0 at the low end, 1 at the
+/// best candidate's. The low end is the cosine at which the leg stopped
+/// taking entries (`cutoff`: an entry just below it gets no vector score at
+/// all, so one at it should get next to none), else 0, the cosine of
+/// unrelated text.
+pub fn vector_scale(cosine: f32, best: f32, cutoff: Option<f32>) -> f32 {
+    let cutoff = cutoff.filter(|c| c.is_finite());
+    let low = cutoff.map_or(0.0, |c| c.min(best));
+    if best - low <= f32::EPSILON {
+        // No range: every entry the leg took is as near as the best, or
+        // (with no cut-off) the best is no nearer than unrelated text.
+        return if cutoff.is_some() && cosine >= best {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    ((cosine - low) / (best - low)).clamp(0.0, 1.0)
+}
+
+/// The relevance of an entry that matches by itself (`matched`: its own
+/// relevance before any surrounding lines lift it, 0 unless it shares words
+/// with the query) and sits next to a match (`context`, its share of that
+/// match's relevance): the better of its own relevance and the context,
+/// joined by the lesser of the two signals as an independent chance,
+/// `1 − (1 − best)·(1 − lesser)`. Two lines that each hold some of the
+/// query's words are a passage about it, as the surrounding window's lift
+/// already says, and may pass the gate together. The result stays in 0..1;
+/// it is the better of the two for a line that matches in meaning only or not
+/// at all, and the entry's own for a line no match sits beside.
+pub fn with_context(own: f32, matched: f32, context: f32) -> f32 {
+    let best = own.max(context);
+    // A NaN `matched` (a broken vector) adds nothing, rather than `min`
+    // taking the context for it.
+    let lesser = if matched.is_nan() {
+        0.0
+    } else {
+        matched.min(context).clamp(0.0, 1.0)
+    };
+    best + lesser * (1.0 - best)
+}
+
 /// Share of a neighbour's relevance an entry gets, by distance in entries.
 pub fn neighbour_weight(distance: i32) -> f32 {
     match distance.unsigned_abs() {
@@ -173,43 +222,69 @@ pub fn neighbour_weight(distance: i32) -> f32 {
 pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> {
     let best_bm25 = max_of(candidates.iter().filter_map(|c| c.bm25));
     let best_window = max_of(candidates.iter().filter_map(|c| c.window_bm25));
+    // The best cosine, whatever its sign (a cut-off below a negative best
+    // still places the best at 1).
     let best_vector = candidates
         .iter()
         .filter_map(|c| c.vector)
-        .fold(f32::MIN_POSITIVE, f32::max);
+        .filter(|v| v.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
     // Each candidate's own text score, vector score and relevance, before
-    // its neighbours are heard.
-    let own: HashMap<i64, (f32, Option<f32>, f32)> = candidates
+    // its neighbours are heard, and its relevance before the window lifts
+    // it (what it matches by itself).
+    let own: HashMap<i64, Own> = candidates
         .iter()
         .map(|c| {
             let lexical = c.bm25.map_or(0.0, |b| (b / best_bm25) as f32);
-            let mut text = 0.5 * lexical + 0.5 * c.coverage.clamp(0.0, 1.0);
+            let matched_text = 0.5 * lexical + 0.5 * c.coverage.clamp(0.0, 1.0);
+            let mut text = matched_text;
             if let Some(w) = c.window_bm25 {
                 text += WINDOW_CONTEXT_WEIGHT * (w / best_window) as f32 * (1.0 - text);
             }
             let vector = c
                 .vector
                 .filter(|_| settings.hybrid)
-                .map(|v| (v / best_vector).clamp(0.0, 1.0));
-            let relevance = if settings.hybrid {
+                .map(|v| vector_scale(v, best_vector, settings.vector_cutoff));
+            let (relevance, matched) = if settings.hybrid {
                 let w = settings.vector_weight.clamp(0.0, 1.0);
-                w * vector.unwrap_or(0.0) + (1.0 - w) * text
+                let v = w * vector.unwrap_or(0.0);
+                // A line that matches in meaning only is no passage with its
+                // neighbour: at the default weight and gate (0.3 < 0.35) the
+                // vector leg alone never passes, and two such lines must not
+                // lift each other past it.
+                let matched = if matched_text > 0.0 {
+                    v + (1.0 - w) * matched_text
+                } else {
+                    0.0
+                };
+                (v + (1.0 - w) * text, matched)
             } else {
-                text
+                (text, matched_text)
             };
-            (c.id, (text, vector, relevance))
+            let own = Own {
+                text,
+                vector,
+                relevance,
+                matched,
+            };
+            (c.id, own)
         })
         .collect();
     let mut scored: Vec<(Ranked, &HashSet<String>)> = candidates
         .iter()
         .map(|c| {
-            let (text, vector, own_relevance) = own[&c.id];
+            let Own {
+                text,
+                vector,
+                relevance: own_relevance,
+                matched,
+            } = own[&c.id];
             let context = c
                 .neighbours
                 .iter()
-                .filter_map(|(id, d)| own.get(id).map(|o| o.2 * neighbour_weight(*d)))
+                .filter_map(|(id, d)| own.get(id).map(|o| o.relevance * neighbour_weight(*d)))
                 .fold(0.0f32, f32::max);
-            let relevance = own_relevance.max(context);
+            let relevance = with_context(own_relevance, matched, context);
             let recency =
                 recency_multiplier(c.age_days, settings.half_life_days, settings.recency_floor);
             let importance = importance_multiplier(c.importance);
@@ -240,6 +315,17 @@ pub fn rank(candidates: Vec<Candidate>, settings: &RankSettings) -> Vec<Ranked> 
     scored.retain(|(r, _)| passes(r.parts.relevance, settings.min_score));
     scored.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
     mmr(scored, settings.mmr_lambda, settings.max_results)
+}
+
+/// A candidate's scores before its neighbours are heard (see `rank`).
+#[derive(Clone, Copy)]
+struct Own {
+    text: f32,
+    vector: Option<f32>,
+    relevance: f32,
+    /// The relevance without the surrounding window's lift, when the entry
+    /// shares words with the query; 0 when it matches in meaning only.
+    matched: f32,
 }
 
 /// Whether a relevance passes the `min-score` gate (NaN never does).
@@ -349,6 +435,7 @@ mod tests {
         RankSettings {
             vector_weight: 0.7,
             hybrid: false,
+            vector_cutoff: None,
             half_life_days: 30.0,
             recency_floor: 0.0,
             mmr_lambda: 1.0,
@@ -405,7 +492,7 @@ mod tests {
     }
 
     #[test]
-    fn cosines_are_scaled_to_the_best_candidate() {
+    fn cosines_are_scaled_to_the_best_when_the_leg_took_every_entry() {
         let hybrid = RankSettings {
             hybrid: true,
             vector_weight: 0.5,
@@ -428,6 +515,126 @@ mod tests {
         assert_eq!(ranked[0].parts.vector, Some(1.0));
         assert_eq!(ranked[1].parts.vector, Some(0.5));
         assert!((ranked[0].parts.relevance - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn cosines_start_from_where_the_vector_leg_stopped() {
+        let hybrid = RankSettings {
+            hybrid: true,
+            vector_weight: 0.5,
+            min_score: 0.0,
+            vector_cutoff: Some(0.2),
+            ..settings()
+        };
+        let entry = |id, cosine| Candidate {
+            id,
+            vector: Some(cosine),
+            words: words(&format!("w{id}")),
+            ..Default::default()
+        };
+        let ranked = rank(vec![entry(1, 0.6), entry(2, 0.4), entry(3, 0.2)], &hybrid);
+        let vectors: Vec<Option<f32>> = ranked.iter().map(|r| r.parts.vector).collect();
+        assert_eq!(vectors[0], Some(1.0));
+        assert!((vectors[1].unwrap() - 0.5).abs() < 1e-6);
+        // The last the leg took scores as one it did not take: nothing.
+        assert_eq!(ranked.len(), 2, "relevance 0 never passes");
+    }
+
+    #[test]
+    fn the_vector_scale_holds_at_its_edges() {
+        assert_eq!(vector_scale(0.3, 0.6, None), 0.5);
+        assert_eq!(vector_scale(-0.2, 0.6, None), 0.0);
+        assert_eq!(
+            vector_scale(0.5, 0.5, Some(0.5)),
+            1.0,
+            "all as near as the best"
+        );
+        assert_eq!(
+            vector_scale(0.5, 0.5, Some(0.7)),
+            1.0,
+            "a cutoff above the best is the best"
+        );
+        assert_eq!(vector_scale(0.3, 0.6, Some(f32::NAN)), 0.5);
+        assert_eq!(
+            vector_scale(-0.1, -0.1, None),
+            0.0,
+            "no nearer than unrelated text"
+        );
+        assert_eq!(
+            vector_scale(-0.1, -0.1, Some(-0.3)),
+            1.0,
+            "the best of what was taken"
+        );
+        assert!((vector_scale(-0.2, -0.1, Some(-0.3)) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn context_joins_a_lines_own_match_as_an_independent_chance() {
+        // No neighbour: the entry's own.
+        assert_eq!(with_context(0.6, 0.6, 0.0), 0.6);
+        // No match of its own: the context alone.
+        assert_eq!(with_context(0.1, 0.0, 0.7), 0.7);
+        // Both: 1 − (1 − 0.7)·(1 − 0.4).
+        assert!((with_context(0.4, 0.4, 0.7) - 0.82).abs() < 1e-6);
+        // The window's lift is context already: only `matched` joins.
+        assert!((with_context(0.5, 0.2, 0.7) - 0.76).abs() < 1e-6);
+        assert_eq!(with_context(1.0, 1.0, 0.7), 1.0);
+        assert_eq!(with_context(0.3, f32::NAN, 0.7), 0.7);
+    }
+
+    #[test]
+    fn lines_that_match_in_meaning_only_do_not_lift_each_other_past_the_gate() {
+        let hybrid = RankSettings {
+            hybrid: true,
+            vector_weight: 0.3,
+            min_score: 0.35,
+            ..settings()
+        };
+        let near = |id, cosine, neighbour: (i64, i32)| Candidate {
+            id,
+            vector: Some(cosine),
+            words: words(&format!("w{id}")),
+            neighbours: vec![neighbour],
+            ..Default::default()
+        };
+        // 0.3 and 0.29 alone; joined they would pass 0.35.
+        let ranked = rank(vec![near(1, 0.6, (2, -1)), near(2, 0.58, (1, 1))], &hybrid);
+        assert!(ranked.is_empty(), "{ranked:?}");
+        // The same two lines holding a query word each: a passage, and both pass.
+        let mut first = near(1, 0.6, (2, -1));
+        first.bm25 = Some(1.0);
+        first.coverage = 0.25;
+        let mut second = near(2, 0.58, (1, 1));
+        second.bm25 = Some(1.0);
+        second.coverage = 0.25;
+        let best = Candidate {
+            vector: Some(0.9),
+            ..lexical(3, 10.0, 1.0)
+        };
+        let ranked = rank(vec![first, second, best], &hybrid);
+        assert_eq!(ranked.len(), 3, "{ranked:?}");
+        assert!(
+            ranked[1..].iter().all(|r| r.by_context),
+            "below the gate by themselves"
+        );
+    }
+
+    #[test]
+    fn a_line_beside_a_match_outranks_an_equal_line_alone() {
+        // The reply's own 0.675 beats its share of the question (0.7 × 0.8):
+        // the better of the two alone would tie it with the lone line, and
+        // a tie goes to the lower id (the lone line).
+        let question = lexical(3, 8.0, 0.6);
+        let mut reply = lexical(2, 6.0, 0.6);
+        reply.neighbours = vec![(3, 1)];
+        let alone = lexical(1, 6.0, 0.6);
+        let ranked = rank(vec![alone, reply, question], &settings());
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec![2, 3, 1]);
+        // 1 − (1 − 0.675)·(1 − 0.56)
+        assert!((ranked[0].parts.relevance - 0.857).abs() < 1e-6);
+        assert!((ranked[2].parts.relevance - 0.675).abs() < 1e-6);
+        assert!(!ranked[0].by_context, "it matched by itself");
     }
 
     #[test]
