@@ -93,7 +93,7 @@ impl Memory {
             &RankSettings {
                 vector_weight: s.vector_weight,
                 hybrid: found.hybrid,
-                vector_cutoff: found.vector_cutoff,
+                vector_cutoff: found.vector.cutoff,
                 half_life_days: s.recency_half_life_days,
                 recency_floor: s.recency_floor,
                 mmr_lambda: s.mmr_lambda,
@@ -126,14 +126,11 @@ impl Memory {
             windows = self.index.lexical_windows(terms, per_leg)?;
         }
         let (vector, degraded) = self.vector_leg(query, per_leg as usize)?;
-        let hybrid = vector.is_some();
-        let VectorHits { cosines, cutoff } = vector.unwrap_or_default();
         Ok(Retrieved {
             lexical,
             windows,
-            hybrid,
-            vector: cosines,
-            vector_cutoff: cutoff,
+            hybrid: vector.is_some(),
+            vector: vector.unwrap_or_default(),
             degraded,
         })
     }
@@ -149,7 +146,7 @@ impl Memory {
         let mut ids: Vec<i64> = found
             .lexical
             .keys()
-            .chain(found.vector.keys())
+            .chain(found.vector.cosines.keys())
             .copied()
             .collect();
         ids.sort_unstable();
@@ -162,7 +159,7 @@ impl Memory {
         // results, so only theirs are looked up.
         let expand = best_of(&found.lexical, 2 * limit)
             .into_iter()
-            .chain(best_of(&found.vector, 2 * limit))
+            .chain(best_of(&found.vector.cosines, 2 * limit))
             .collect::<HashSet<i64>>();
         let mut neighbours_of: Neighbours = HashMap::new();
         let mut extra: Vec<i64> = Vec::new();
@@ -459,11 +456,8 @@ struct Retrieved {
     lexical: HashMap<i64, f64>,
     /// The daily-note windows that matched, with their BM25.
     windows: Vec<(index::WindowSpan, f64)>,
-    /// Cosine similarity by entry; empty when the vector leg did not run.
-    vector: HashMap<i64, f32>,
-    /// The cosine at which the vector leg stopped taking entries, when it
-    /// had more than it could take (`VectorHits::cutoff`).
-    vector_cutoff: Option<f32>,
+    /// What the vector leg found; empty when it did not run.
+    vector: VectorHits,
     /// Whether the vector leg ran.
     hybrid: bool,
     /// Why it could not, when it could not.
@@ -506,7 +500,7 @@ fn candidate(
         id,
         bm25: found.lexical.get(&id).copied(),
         window_bm25,
-        vector: found.vector.get(&id).copied(),
+        vector: found.vector.cosines.get(&id).copied(),
         coverage,
         age_days,
         importance: row.importance,
