@@ -130,7 +130,7 @@ pub struct SearchConfig {
     /// `openai`: where the endpoint is.
     #[serde(default)]
     pub remote: RemoteConfig,
-    /// Directory holding the MiniLM weights (see scripts/fetch-model.sh).
+    /// Directory holding the local model's weights (see scripts/fetch-model.sh).
     pub model_dir: Option<PathBuf>,
     #[serde(default)]
     pub query: QueryConfig,
@@ -289,16 +289,15 @@ pub fn resolve(file: &ConfigFile, o: &Overrides) -> anyhow::Result<Resolved> {
             .or_else(|| Some(cache_home().join("components")))
     };
     let search = &file.memory.search;
-    let model_dir = o
-        .model_dir
-        .clone()
-        .or_else(|| search.model_dir.clone())
-        .unwrap_or_else(default_model_dir);
+    let file_provider = search.provider.as_deref().unwrap_or("minilm");
     let provider = o
         .embedder
         .clone()
-        .or_else(|| search.provider.clone())
-        .unwrap_or_else(|| "minilm".into());
+        .unwrap_or_else(|| file_provider.to_string());
+    let model_dir = o
+        .model_dir
+        .clone()
+        .or_else(|| file_model_dir(search.model_dir.as_ref(), file_provider, &provider));
     // The endpoint is checked only when it is the embedder: a
     // [memory.search.remote] block with an unset key must not stop
     // `--embedder none` or `minilm`.
@@ -423,10 +422,20 @@ pub fn cache_home() -> PathBuf {
         .join("memory-core")
 }
 
+/// The file's `modelDir` when it is meant for the embedder in use: it holds
+/// the local model the file's provider names (MiniLM when it names none),
+/// so a `--embedder` naming another local model looks in that model's own
+/// directory instead of loading, and failing on, the wrong files.
+fn file_model_dir(dir: Option<&PathBuf>, file_provider: &str, provider: &str) -> Option<PathBuf> {
+    use crate::embed::encoder::LocalModel;
+    let same = LocalModel::named(provider).is_some()
+        && LocalModel::named(provider) == LocalModel::named(file_provider);
+    dir.filter(|_| same).cloned()
+}
+
+/// Where the default model (all-MiniLM-L6-v2) is looked for.
 pub fn default_model_dir() -> PathBuf {
-    std::env::var_os("MEMORY_CORE_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| cache_home().join("models").join("all-MiniLM-L6-v2"))
+    crate::embed::encoder::LocalModel::MiniLm.default_dir(&cache_home())
 }
 
 /// The component next to the harness in a Cargo target directory
@@ -448,5 +457,27 @@ pub fn default_component_path() -> PathBuf {
     match beside_target {
         Some(path) if path.is_file() => path,
         _ => dir.join("memory_core.wasm"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_model_dir_serves_only_the_model_it_was_written_for() {
+        let dir = PathBuf::from("/models/all-MiniLM-L6-v2");
+        let d = Some(&dir);
+        // No provider in the file: its directory is MiniLM's.
+        assert_eq!(file_model_dir(d, "minilm", "minilm"), Some(dir.clone()));
+        assert_eq!(file_model_dir(d, "minilm", "local"), Some(dir.clone()));
+        assert_eq!(file_model_dir(d, "minilm", "mpnet"), None);
+        assert_eq!(
+            file_model_dir(d, "mpnet", "all-mpnet-base-v2"),
+            Some(dir.clone())
+        );
+        assert_eq!(file_model_dir(d, "mpnet", "minilm"), None);
+        assert_eq!(file_model_dir(d, "openai", "minilm"), None);
+        assert_eq!(file_model_dir(None, "minilm", "minilm"), None);
     }
 }

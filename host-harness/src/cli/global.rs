@@ -29,8 +29,9 @@ pub struct Global {
     /// else /etc/localtime, else UTC).
     #[arg(long, global = true, value_name = "ZONE")]
     pub time_zone: Option<String>,
-    /// Embedder: minilm (default, local all-MiniLM-L6-v2), openai (the
-    /// endpoint in [memory.search.remote]), none (FTS-only); test doubles:
+    /// Embedder: minilm (default, local all-MiniLM-L6-v2), mpnet (local
+    /// all-mpnet-base-v2: larger, slower), openai (the endpoint in
+    /// [memory.search.remote]), none (FTS-only); test doubles:
     /// test (deterministic), slow (test, 150 ms a call), failing, nan,
     /// wrong-dims.
     #[arg(long, global = true, value_parser = embedder_names())]
@@ -54,7 +55,8 @@ pub struct Global {
     /// The component (.wasm); default: next to this binary in the Cargo target directory.
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
-    /// Directory of the MiniLM weights (default ~/.cache/memory-core/models/all-MiniLM-L6-v2).
+    /// Directory of the local model's weights (default
+    /// ~/.cache/memory-core/models/all-MiniLM-L6-v2, or all-mpnet-base-v2 with --embedder mpnet).
     #[arg(long, global = true)]
     pub model_dir: Option<PathBuf>,
     // The help shows the component's default (memory_core::config).
@@ -169,11 +171,12 @@ fn default_config_file() -> Option<PathBuf> {
 }
 
 /// `--embedder`'s values, with the other names the configuration takes
-/// (`local`, `all-MiniLM-L6-v2`, `remote`) as aliases.
+/// (`local`, `all-MiniLM-L6-v2`, `all-mpnet-base-v2`, `remote`) as aliases.
 fn embedder_names() -> clap::builder::PossibleValuesParser {
     use clap::builder::PossibleValue;
     clap::builder::PossibleValuesParser::new([
         PossibleValue::new("minilm").aliases(["local", "all-MiniLM-L6-v2"]),
+        PossibleValue::new("mpnet").alias("all-mpnet-base-v2"),
         PossibleValue::new("openai").alias("remote"),
         PossibleValue::new("none"),
         PossibleValue::new("test"),

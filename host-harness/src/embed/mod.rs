@@ -1,5 +1,5 @@
 //! Embedders the harness lends to the component: a real local model
-//! (all-MiniLM-L6-v2), an OpenAI-compatible endpoint (`remote`), none
+//! (all-MiniLM-L6-v2 by default, or all-mpnet-base-v2), an OpenAI-compatible endpoint (`remote`), none
 //! (lexical only), and test doubles — a deterministic bag-of-words
 //! embedder, one that always fails, and faulty ones.
 //!
@@ -9,7 +9,7 @@
 //! (`embed_ahead`), and remembers the last single texts' vectors.
 
 pub mod deterministic;
-pub mod minilm;
+pub mod encoder;
 mod pinned;
 pub mod remote;
 
@@ -37,7 +37,9 @@ pub enum EmbedFailure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmbedderChoice {
     None,
-    MiniLm {
+    /// A model run here on the CPU (`encoder`), from `model_dir`.
+    Local {
+        model: encoder::LocalModel,
         model_dir: PathBuf,
     },
     /// An OpenAI-compatible `/embeddings` endpoint.
@@ -55,12 +57,23 @@ pub enum EmbedderChoice {
 }
 
 impl EmbedderChoice {
-    /// The embedder named; `openai` takes the endpoint `remote` describes.
+    /// The embedder named; `openai` takes the endpoint `remote` describes,
+    /// a local model its files from `model_dir`, else from
+    /// `LocalModel::default_dir`.
     pub fn parse(
         name: &str,
-        model_dir: PathBuf,
+        model_dir: Option<PathBuf>,
         remote: Option<remote::RemoteEmbedder>,
     ) -> anyhow::Result<EmbedderChoice> {
+        let local = |model: encoder::LocalModel| EmbedderChoice::Local {
+            model,
+            model_dir: model_dir
+                .clone()
+                .unwrap_or_else(|| model.default_dir(&crate::config::cache_home())),
+        };
+        if let Some(model) = encoder::LocalModel::named(name) {
+            return Ok(local(model));
+        }
         Ok(match name {
             "none" => EmbedderChoice::None,
             "openai" | "remote" => EmbedderChoice::Remote(remote.ok_or_else(|| {
@@ -68,14 +81,13 @@ impl EmbedderChoice {
                     "the openai embedder needs [memory.search.remote] baseUrl and memory.search.model in the configuration"
                 )
             })?),
-            "minilm" | "local" | "all-MiniLM-L6-v2" => EmbedderChoice::MiniLm { model_dir },
             "test" => EmbedderChoice::Test,
             "failing" => EmbedderChoice::Failing,
             "slow" => EmbedderChoice::Slow,
             "nan" => EmbedderChoice::Nan,
             "wrong-dims" => EmbedderChoice::WrongDims,
             other => anyhow::bail!(
-                "unknown embedder {other:?}; use minilm, openai, none, test, slow, failing, nan or wrong-dims"
+                "unknown embedder {other:?}; use minilm, mpnet, openai, none, test, slow, failing, nan or wrong-dims"
             ),
         })
     }
@@ -144,17 +156,17 @@ impl Lender {
                     }) as Loader),
                 )
             }
-            EmbedderChoice::MiniLm { model_dir } => {
-                let dir = model_dir.clone();
+            EmbedderChoice::Local { model, model_dir } => {
+                let (model, dir) = (*model, model_dir.clone());
                 (
                     Some(EmbedderInfo {
                         provider: "local".into(),
-                        model: minilm::MiniLm::MODEL_NAME.into(),
-                        dimensions: minilm::MiniLm::DIMENSIONS as u32,
+                        model: model.name().into(),
+                        dimensions: model.dimensions() as u32,
                         max_batch: 32,
                     }),
                     Some(Box::new(move || {
-                        minilm::MiniLm::load(&dir)
+                        encoder::Encoder::load(model, &dir)
                             .map(|m| Box::new(m) as Box<dyn Backend>)
                             .map_err(|e| format!("{e:#}"))
                     })),
@@ -346,9 +358,9 @@ pub trait Backend: Send {
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
 }
 
-impl Backend for minilm::MiniLm {
+impl Backend for encoder::Encoder {
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        minilm::MiniLm::embed(self, texts)
+        encoder::Encoder::embed(self, texts)
     }
 }
 
@@ -391,6 +403,30 @@ mod tests {
         let info = deterministic::info("test");
         let lender = Lender::over(Some(info), Some(loader), false, Duration::from_secs(30));
         (lender, count)
+    }
+
+    #[test]
+    fn each_local_model_has_its_own_directory_unless_one_is_given() {
+        let cache = crate::config::cache_home();
+        let mpnet = EmbedderChoice::parse("mpnet", None, None).unwrap();
+        assert_eq!(
+            mpnet,
+            EmbedderChoice::Local {
+                model: encoder::LocalModel::MpNet,
+                model_dir: cache.join("models").join("all-mpnet-base-v2"),
+            }
+        );
+        let given = PathBuf::from("/opt/models/minilm");
+        for name in ["minilm", "local", "all-MiniLM-L6-v2"] {
+            assert_eq!(
+                EmbedderChoice::parse(name, Some(given.clone()), None).unwrap(),
+                EmbedderChoice::Local {
+                    model: encoder::LocalModel::MiniLm,
+                    model_dir: given.clone(),
+                }
+            );
+        }
+        assert!(EmbedderChoice::parse("bert", None, None).is_err());
     }
 
     #[test]

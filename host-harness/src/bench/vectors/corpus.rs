@@ -4,7 +4,7 @@
 //! embedding runs at about a hundred texts a second.
 
 use crate::bench::life::generate::{derive_query, generate, Step};
-use crate::embed::minilm::MiniLm;
+use crate::embed::encoder::{Encoder, LocalModel};
 use anyhow::{bail, Context};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ pub fn realistic_texts(
 /// The vectors of `texts`, read from `cache` when it holds exactly them,
 /// else embedded with the model in `model_dir` and written there.
 pub fn embedded(model_dir: &Path, texts: &[String], cache: &Path) -> anyhow::Result<Vec<Vec<f32>>> {
-    let dims = MiniLm::DIMENSIONS;
+    let dims = LocalModel::MiniLm.dimensions();
     let key = crate::bench::vectors::corpus::digest(texts);
     if let Ok(bytes) = std::fs::read(cache) {
         if bytes.len() == 8 + texts.len() * dims * 4 && bytes[..8] == key.to_le_bytes() {
@@ -70,7 +70,7 @@ pub fn embedded(model_dir: &Path, texts: &[String], cache: &Path) -> anyhow::Res
                 .collect());
         }
     }
-    let model = MiniLm::load(model_dir)
+    let model = Encoder::load(LocalModel::MiniLm, model_dir)
         .with_context(|| format!("loading all-MiniLM-L6-v2 from {}", model_dir.display()))?;
     let mut vectors = Vec::with_capacity(texts.len());
     for (n, chunk) in texts.chunks(512).enumerate() {

@@ -1,10 +1,11 @@
-//! Local sentence embeddings with all-MiniLM-L6-v2 (Apache-2.0), run on the CPU.
-//! This module owns loading the model files that `scripts/fetch-model.sh`
+//! Local sentence embeddings on the CPU: all-MiniLM-L6-v2 (Apache-2.0, the
+//! default) and all-mpnet-base-v2 (Apache-2.0, larger and slower). This
+//! module owns loading the model files that `scripts/fetch-model.sh`
 //! installs, checking them against pinned hashes, and turning texts into the
-//! same 384-dimensional unit vectors that sentence-transformers produces for
-//! this model. Nothing here touches the network.
+//! same unit vectors that sentence-transformers produces for each model.
+//! Nothing here touches the network.
 //!
-//! The BERT forward pass is written out here (matrix products by
+//! The forward pass is written out here (matrix products by
 //! `matrixmultiply` over the f32 weights, or, for a batch of up to
 //! `FEW_ROWS` tokens such as a query, dot products over a half-precision
 //! copy of them) rather than taken from candle: candle adds about 310
@@ -15,9 +16,15 @@
 //! for less work. The two paths' vectors differ by the half weights (a
 //! cosine of at least 0.99999, tested), so a text's vector can depend on the
 //! batch it came in by that much.
+//!
+//! Both models are post-norm transformer encoders with mean pooling; they
+//! differ in three places (`Architecture`): BERT (MiniLM) adds a token-type
+//! embedding and counts positions from 0, MPNet counts them from 2 (after its
+//! padding index) and adds a learned bias per head and relative-distance
+//! bucket to every attention score.
 
 use std::ops::Deref;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, ensure, Context, Result};
@@ -31,29 +38,129 @@ use serde::Deserialize;
 use super::pinned;
 use tokenizers::{Tokenizer, TruncationParams};
 
-/// sha256 of each file `load` reads, pinned to the same values as
-/// `scripts/fetch-model.sh` (hub revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41).
-/// The tokenizer and config are checked too: a mismatched vocabulary would give
-/// wrong vectors without any error.
-const PINNED_FILES: [(&str, &str); 3] = [
-    (
-        "config.json",
-        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    ),
-    (
-        "tokenizer.json",
-        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    ),
-    (
-        "model.safetensors",
-        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    ),
-];
+/// The local models the harness can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalModel {
+    /// sentence-transformers/all-MiniLM-L6-v2: 6 layers, 384 dimensions.
+    MiniLm,
+    /// sentence-transformers/all-mpnet-base-v2: 12 layers, 768 dimensions.
+    MpNet,
+}
 
-/// sentence-transformers' `max_seq_length` for this model (its
-/// sentence_bert_config.json), counting [CLS] and [SEP]. tokenizer.json itself
-/// says 128, which sentence-transformers overrides, so we must too.
-const MAX_SEQ_LEN: usize = 256;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Architecture {
+    Bert,
+    MpNet,
+}
+
+impl LocalModel {
+    /// The model an embedder's name (`--embedder`, `memory.search.provider`)
+    /// runs here, if it names a local one.
+    pub fn named(name: &str) -> Option<LocalModel> {
+        match name {
+            "minilm" | "local" | "all-MiniLM-L6-v2" => Some(LocalModel::MiniLm),
+            "mpnet" | "all-mpnet-base-v2" => Some(LocalModel::MpNet),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LocalModel::MiniLm => "all-MiniLM-L6-v2",
+            LocalModel::MpNet => "all-mpnet-base-v2",
+        }
+    }
+
+    pub fn dimensions(self) -> usize {
+        match self {
+            LocalModel::MiniLm => 384,
+            LocalModel::MpNet => 768,
+        }
+    }
+
+    /// sentence-transformers' `max_seq_length` (its
+    /// sentence_bert_config.json), counting the start and end tokens.
+    /// MiniLM's tokenizer.json says 128, which sentence-transformers
+    /// overrides, so we must too.
+    fn max_seq_len(self) -> usize {
+        match self {
+            LocalModel::MiniLm => 256,
+            LocalModel::MpNet => 384,
+        }
+    }
+
+    fn architecture(self) -> Architecture {
+        match self {
+            LocalModel::MiniLm => Architecture::Bert,
+            LocalModel::MpNet => Architecture::MpNet,
+        }
+    }
+
+    /// sha256 of each file `load` reads, pinned to the same values as
+    /// `scripts/fetch-model.sh`: the upstream files at hub revisions
+    /// 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (MiniLM) and
+    /// e8c3b32edf5434bc2275fc9bab85f82640a19130 (MPNet). The tokenizer and
+    /// config are checked too: a mismatched vocabulary would give wrong
+    /// vectors without any error.
+    fn pinned_files(self) -> [(&'static str, &'static str); 3] {
+        match self {
+            LocalModel::MiniLm => [
+                (
+                    "config.json",
+                    "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+                ),
+                (
+                    "tokenizer.json",
+                    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+                ),
+                (
+                    "model.safetensors",
+                    "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+                ),
+            ],
+            LocalModel::MpNet => [
+                (
+                    "config.json",
+                    "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
+                ),
+                (
+                    "tokenizer.json",
+                    "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
+                ),
+                (
+                    "model.safetensors",
+                    "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+                ),
+            ],
+        }
+    }
+
+    /// What installs the model in `dir`.
+    fn fetch_hint(self, dir: &Path) -> String {
+        let flag = match self {
+            LocalModel::MiniLm => String::new(),
+            LocalModel::MpNet => format!("--model {} ", self.name()),
+        };
+        format!(
+            "run scripts/fetch-model.sh {flag}{} to install {}",
+            dir.display(),
+            self.name()
+        )
+    }
+
+    /// Where the model is looked for unless a directory is given:
+    /// `$MEMORY_CORE_MODEL_DIR` for MiniLM (the default model), else
+    /// `<cache>/models/<name>`, the directory `scripts/fetch-model.sh`
+    /// installs into.
+    pub fn default_dir(self, cache_home: &Path) -> PathBuf {
+        let env = match self {
+            LocalModel::MiniLm => std::env::var_os("MEMORY_CORE_MODEL_DIR"),
+            LocalModel::MpNet => None,
+        };
+        env.map(PathBuf::from)
+            .unwrap_or_else(|| cache_home.join("models").join(self.name()))
+    }
+}
 
 /// Texts per forward pass: activations grow with the tokens in flight, so this
 /// bounds memory however many texts a caller hands over.
@@ -70,17 +177,38 @@ struct Config {
     vocab_size: usize,
     layer_norm_eps: f32,
     hidden_act: String,
+    /// MPNet's relative-position buckets (32).
+    #[serde(default)]
+    relative_attention_num_buckets: Option<usize>,
+    /// MPNet counts positions past its padding token (1).
+    #[serde(default)]
+    pad_token_id: Option<u32>,
 }
 
-pub struct MiniLm {
+/// MPNet's `relative_position_bucket` reaches its last bucket at this
+/// distance (transformers' default, which MPNet's encoder uses).
+const RELATIVE_MAX_DISTANCE: usize = 128;
+
+pub struct Encoder {
+    model: LocalModel,
     tokenizer: Tokenizer,
     word_embeddings: Floats,
     position_embeddings: Vec<f32>,
-    /// Every token is segment 0, so only that row of the token-type table is kept.
+    /// How positions are counted: from 0 for BERT; for MPNet from one past
+    /// its padding token's id, skipping that token wherever it occurs (a
+    /// literal `<pad>` in a text), which keeps position `pad`, as
+    /// transformers' `create_position_ids_from_input_ids` does.
+    padding: Option<u32>,
+    /// Every token is segment 0, so only that row of BERT's token-type table
+    /// is kept; zeros for MPNet, which has none.
     token_type_embedding: Vec<f32>,
     embeddings_norm: LayerNorm,
     layers: Vec<Layer>,
     heads: usize,
+    /// MPNet's bias per (relative-distance bucket, head), added to every
+    /// attention score; empty for BERT.
+    relative_bias: Vec<f32>,
+    relative_buckets: usize,
 }
 
 struct Layer {
@@ -140,53 +268,56 @@ struct LayerNorm {
     eps: f32,
 }
 
-impl MiniLm {
-    pub const MODEL_NAME: &'static str = "all-MiniLM-L6-v2";
-    pub const DIMENSIONS: usize = 384;
-
-    /// Loads config.json, tokenizer.json and model.safetensors from `dir`,
-    /// refusing any file whose sha256 is not the pinned one.
-    pub fn load(dir: &Path) -> Result<MiniLm> {
+impl Encoder {
+    /// Loads config.json, tokenizer.json and model.safetensors of `model`
+    /// from `dir`, refusing any file whose sha256 is not the pinned one.
+    pub fn load(model: LocalModel, dir: &Path) -> Result<Encoder> {
+        let name = model.name();
         ensure!(
             cfg!(target_endian = "little"),
-            "all-MiniLM-L6-v2's weights are little-endian; this host is not"
+            "{name}'s weights are little-endian; this host is not"
         );
-        let [config, tokenizer, weights] = PINNED_FILES;
-        let hint = format!(
-            "run scripts/fetch-model.sh {} to install {}",
-            dir.display(),
-            Self::MODEL_NAME
-        );
+        let [config, tokenizer, weights] = model.pinned_files();
+        let hint = model.fetch_hint(dir);
         let config = pinned::read(&dir.join(config.0), config.1, &hint);
         let tokenizer = pinned::read(&dir.join(tokenizer.0), tokenizer.1, &hint);
         let weights = pinned::map(&dir.join(weights.0), weights.1, &hint);
-        let config: Config =
-            serde_json::from_slice(&config?).context("parsing all-MiniLM-L6-v2 config.json")?;
+        let config: Config = serde_json::from_slice(&config?)
+            .with_context(|| format!("parsing {name} config.json"))?;
+        let architecture = model.architecture();
+        let padding = match architecture {
+            Architecture::Bert => None,
+            Architecture::MpNet => config.pad_token_id,
+        };
         ensure!(
-            config.hidden_size == Self::DIMENSIONS
+            config.hidden_size == model.dimensions()
                 && config
                     .hidden_size
                     .is_multiple_of(config.num_attention_heads)
-                && config.max_position_embeddings >= MAX_SEQ_LEN
-                && config.hidden_act == "gelu",
-            "config.json does not describe all-MiniLM-L6-v2"
+                && (architecture == Architecture::Bert) == padding.is_none()
+                && config.max_position_embeddings
+                    > padding.unwrap_or(0) as usize + model.max_seq_len()
+                && config.hidden_act == "gelu"
+                && (architecture == Architecture::Bert)
+                    == config.relative_attention_num_buckets.is_none(),
+            "config.json does not describe {name}"
         );
 
         let mut tokenizer = Tokenizer::from_bytes(tokenizer?)
-            .map_err(|e| anyhow!("parsing all-MiniLM-L6-v2 tokenizer.json: {e}"))?;
-        // tokenizer.json pads every text to 128 and truncates there; we need
-        // no padding and truncate where sentence-transformers does.
+            .map_err(|e| anyhow!("parsing {name} tokenizer.json: {e}"))?;
+        // tokenizer.json may pad every text and truncate at its own length;
+        // we need no padding and truncate where sentence-transformers does.
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_SEQ_LEN,
+                max_length: model.max_seq_len(),
                 ..TruncationParams::default()
             }))
             .map_err(|e| anyhow!("configuring truncation: {e}"))?;
 
         let weights = Arc::new(weights?);
         let tensors = SafeTensors::deserialize(&weights)
-            .context("parsing all-MiniLM-L6-v2 model.safetensors")?;
+            .with_context(|| format!("parsing {name} model.safetensors"))?;
         let hidden = config.hidden_size;
         let tensor = |name: &str, shape: &[usize]| load_tensor(&weights, &tensors, name, shape);
         let linear = |prefix: &str, outputs: usize, inputs: usize| -> Result<Linear> {
@@ -205,16 +336,33 @@ impl MiniLm {
                 eps: config.layer_norm_eps,
             })
         };
+        // Where each architecture keeps the attention's weights.
+        let (projections, attention_out, attention_norm) = match architecture {
+            Architecture::Bert => (
+                [
+                    "attention.self.query",
+                    "attention.self.key",
+                    "attention.self.value",
+                ],
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+            ),
+            Architecture::MpNet => (
+                ["attention.attn.q", "attention.attn.k", "attention.attn.v"],
+                "attention.attn.o",
+                "attention.LayerNorm",
+            ),
+        };
 
         let layers = (0..config.num_hidden_layers)
             .map(|i| {
                 let p = format!("encoder.layer.{i}");
-                let [q, k, v] = ["query", "key", "value"]
-                    .map(|name| linear(&format!("{p}.attention.self.{name}"), hidden, hidden));
+                let [q, k, v] =
+                    projections.map(|name| linear(&format!("{p}.{name}"), hidden, hidden));
                 Ok(Layer {
                     qkv: [q?, k?, v?],
-                    attention_out: linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
-                    attention_norm: layer_norm(&format!("{p}.attention.output.LayerNorm"))?,
+                    attention_out: linear(&format!("{p}.{attention_out}"), hidden, hidden)?,
+                    attention_norm: layer_norm(&format!("{p}.{attention_norm}"))?,
                     intermediate: linear(
                         &format!("{p}.intermediate.dense"),
                         config.intermediate_size,
@@ -230,8 +378,23 @@ impl MiniLm {
             })
             .collect::<Result<_>>()?;
 
-        let token_types = tensor("embeddings.token_type_embeddings.weight", &[2, hidden])?;
-        Ok(MiniLm {
+        let token_type_embedding = match architecture {
+            Architecture::Bert => {
+                tensor("embeddings.token_type_embeddings.weight", &[2, hidden])?[..hidden].to_vec()
+            }
+            Architecture::MpNet => vec![0.0; hidden],
+        };
+        let relative_buckets = config.relative_attention_num_buckets.unwrap_or(0);
+        let relative_bias = match architecture {
+            Architecture::Bert => Vec::new(),
+            Architecture::MpNet => tensor(
+                "encoder.relative_attention_bias.weight",
+                &[relative_buckets, config.num_attention_heads],
+            )?
+            .to_vec(),
+        };
+        Ok(Encoder {
+            model,
             tokenizer,
             word_embeddings: tensor(
                 "embeddings.word_embeddings.weight",
@@ -242,15 +405,19 @@ impl MiniLm {
                 &[config.max_position_embeddings, hidden],
             )?
             .to_vec(),
-            token_type_embedding: token_types[..hidden].to_vec(),
+            padding,
+            token_type_embedding,
             embeddings_norm: layer_norm("embeddings.LayerNorm")?,
             layers,
             heads: config.num_attention_heads,
+            relative_bias,
+            relative_buckets,
         })
     }
 
     /// One L2-normalised, mean-pooled vector per text, in input order. Texts
-    /// longer than 256 word pieces (including [CLS] and [SEP]) are truncated.
+    /// longer than the model's sequence length (256 word pieces for MiniLM,
+    /// 384 for MPNet, counting the start and end tokens) are truncated.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(BATCH_SIZE) {
@@ -268,10 +435,10 @@ impl MiniLm {
         Ok(out)
     }
 
-    /// Runs BERT over the sequences packed one after another (a row per
+    /// Runs the encoder over the sequences packed one after another (a row per
     /// token), then mean-pools and normalises each sequence's rows.
     fn forward(&self, sequences: &[&[u32]]) -> Vec<Vec<f32>> {
-        let hidden = Self::DIMENSIONS;
+        let hidden = self.model.dimensions();
         let spans: Vec<(usize, usize)> = sequences
             .iter()
             .scan(0, |start, ids| {
@@ -283,8 +450,8 @@ impl MiniLm {
 
         let mut x: Vec<f32> = sequences
             .iter()
-            .flat_map(|ids| ids.iter().enumerate())
-            .flat_map(|(position, &id)| {
+            .flat_map(|ids| ids.iter().zip(self.positions(ids)))
+            .flat_map(|(&id, position)| {
                 let word = &self.word_embeddings[id as usize * hidden..][..hidden];
                 let place = &self.position_embeddings[position * hidden..][..hidden];
                 (0..hidden).map(move |i| word[i] + place[i] + self.token_type_embedding[i])
@@ -292,12 +459,28 @@ impl MiniLm {
             .collect();
         self.embeddings_norm.apply(&mut x, None);
 
+        // MPNet: the relative-distance bucket of every distance in the
+        // longest sequence, from −(longest − 1) on; the same in every layer.
+        let longest = spans.iter().map(|&(_, len)| len).max().unwrap_or(0);
+        let buckets: Vec<usize> = if self.relative_bias.is_empty() {
+            Vec::new()
+        } else {
+            (0..(2 * longest).saturating_sub(1))
+                .map(|at| {
+                    relative_bucket(
+                        at as i64 - (longest as i64 - 1),
+                        self.relative_buckets,
+                        RELATIVE_MAX_DISTANCE,
+                    )
+                })
+                .collect()
+        };
         for layer in &self.layers {
             let mut qkv = vec![0.0f32; x.len() * 3];
             for (i, projection) in layer.qkv.iter().enumerate() {
                 projection.apply_into(&x, &mut qkv, 3 * hidden, i * hidden);
             }
-            let context = self.attention(&qkv, &spans);
+            let context = self.attention(&qkv, &spans, &buckets, longest);
             let attended = layer.attention_out.apply(&context);
             layer.attention_norm.apply(&mut x, Some(&attended));
             let mut inner = layer.intermediate.apply(&x);
@@ -324,10 +507,36 @@ impl MiniLm {
             .collect()
     }
 
+    /// The position of each token of a sequence (see `padding`).
+    fn positions<'a>(&self, ids: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
+        let padding = self.padding;
+        ids.iter().scan(0usize, move |seen, &id| {
+            Some(match padding {
+                None => {
+                    *seen += 1;
+                    *seen - 1
+                }
+                Some(pad) if id == pad => pad as usize,
+                Some(pad) => {
+                    *seen += 1;
+                    pad as usize + *seen
+                }
+            })
+        })
+    }
+
     /// Multi-head self-attention of each sequence over itself. `qkv` holds a
-    /// row per token: its query, key and value side by side.
-    fn attention(&self, qkv: &[f32], spans: &[(usize, usize)]) -> Vec<f32> {
-        let hidden = Self::DIMENSIONS;
+    /// row per token: its query, key and value side by side. `buckets`
+    /// (MPNet; empty for BERT) holds the relative-distance bucket of each
+    /// distance from −(longest − 1) on.
+    fn attention(
+        &self,
+        qkv: &[f32],
+        spans: &[(usize, usize)],
+        buckets: &[usize],
+        longest: usize,
+    ) -> Vec<f32> {
+        let hidden = self.model.dimensions();
         let head_size = hidden / self.heads;
         let scale = 1.0 / (head_size as f32).sqrt();
         let mut context = vec![0.0f32; qkv.len() / 3];
@@ -372,6 +581,15 @@ impl MiniLm {
                         len as isize,
                         1,
                     );
+                }
+                if !buckets.is_empty() {
+                    // Row = query, column = key: the distance is column − row.
+                    for (row, scores) in scores.chunks_exact_mut(len).enumerate() {
+                        let from = longest - 1 - row;
+                        for (score, &bucket) in scores.iter_mut().zip(&buckets[from..from + len]) {
+                            *score += self.relative_bias[bucket * self.heads + head];
+                        }
+                    }
                 }
                 for row in scores.chunks_exact_mut(len) {
                     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -646,6 +864,27 @@ impl LayerNorm {
     }
 }
 
+/// MPNet's `relative_position_bucket` for a key `relative` positions after
+/// the query (negative: before it): half the buckets for each direction;
+/// in each, distances below a quarter of the buckets exactly, the rest
+/// logarithmically up to `max_distance`, beyond which they share the last.
+/// In f32, as transformers computes it, so a distance on a boundary lands
+/// in the same bucket.
+fn relative_bucket(relative: i64, buckets: usize, max_distance: usize) -> usize {
+    let half = buckets / 2;
+    let n = -relative;
+    let side = if n < 0 { half } else { 0 };
+    let n = n.unsigned_abs() as usize;
+    let max_exact = half / 2;
+    if n < max_exact {
+        return side + n;
+    }
+    let scale = ((max_distance as f64) / (max_exact as f64)).ln() as f32;
+    let large = max_exact
+        + ((n as f32 / max_exact as f32).ln() / scale * (half - max_exact) as f32) as usize;
+    side + large.min(half - 1)
+}
+
 /// The exact (erf) GELU that BERT's "gelu" means, not the tanh approximation.
 fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
@@ -713,13 +952,13 @@ mod tests {
     use super::*;
     use std::sync::OnceLock;
 
-    /// Loaded once and shared by the tests, which also proves `MiniLm` is
+    /// Loaded once and shared by the tests, which also proves `Encoder` is
     /// `Send + Sync` (it is meant to live on a worker thread).
-    fn model() -> &'static MiniLm {
-        static MODEL: OnceLock<MiniLm> = OnceLock::new();
+    fn model() -> &'static Encoder {
+        static MODEL: OnceLock<Encoder> = OnceLock::new();
         MODEL.get_or_init(|| {
             let dir = crate::config::default_model_dir();
-            MiniLm::load(&dir).unwrap_or_else(|e| {
+            Encoder::load(LocalModel::MiniLm, &dir).unwrap_or_else(|e| {
                 panic!(
                     "all-MiniLM-L6-v2 is not installed in {}: {e:#}\n\
                      Install it with `scripts/fetch-model.sh` (it honours MEMORY_CORE_MODEL_DIR).",
@@ -739,6 +978,141 @@ mod tests {
 
     fn dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    /// all-mpnet-base-v2 when it is installed (`scripts/fetch-model.sh
+    /// --model all-mpnet-base-v2`), else `None`; with
+    /// MEMORY_CORE_REQUIRE_MPNET=1 (CI) a missing model fails instead.
+    fn mpnet() -> Option<&'static Encoder> {
+        static MODEL: OnceLock<Option<Encoder>> = OnceLock::new();
+        MODEL
+            .get_or_init(|| {
+                let dir = LocalModel::MpNet.default_dir(&crate::config::cache_home());
+                match Encoder::load(LocalModel::MpNet, &dir) {
+                    Ok(model) => Some(model),
+                    Err(e) if std::env::var_os("MEMORY_CORE_REQUIRE_MPNET").is_some() => {
+                        panic!(
+                            "all-mpnet-base-v2 is not installed in {}: {e:#}",
+                            dir.display()
+                        )
+                    }
+                    Err(e) => {
+                        eprintln!("skipped: all-mpnet-base-v2 is not installed: {e:#}");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// A unit vector of `dimensions` whose first components are `expected`
+    /// to 1e-4.
+    fn assert_near(text: &str, vector: &[f32], expected: &[f32], dimensions: usize) {
+        assert_eq!(vector.len(), dimensions);
+        assert!((dot(vector, vector) - 1.0).abs() < 1e-5);
+        let worst = vector
+            .iter()
+            .zip(expected)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(
+            worst < 1e-4,
+            "{:?}: got {:?}, expected {expected:?}",
+            text.chars().take(40).collect::<String>(),
+            &vector[..5]
+        );
+    }
+
+    #[test]
+    fn mpnet_matches_reference_vectors() {
+        let Some(model) = mpnet() else { return };
+        // transformers' MPNetModel over the same files, mean-pooled and
+        // normalised as sentence-transformers does; the first is the model
+        // card's example. The last runs to 654 word pieces: cut at 384, as
+        // sentence-transformers cuts it (and past the relative-position
+        // buckets' 128-token reach).
+        let c = "Tide tables for the harbour are printed every Sunday in the local paper.";
+        let longer = format!("{} {}", long_text(), vec![c; 20].join(" "));
+        let pinned: [(String, [f32; 5]); 6] = [
+            (
+                "This is an example sentence".into(),
+                [0.022503, -0.078292, -0.023031, -0.005100, -0.080340],
+            ),
+            (
+                String::new(),
+                [-0.012503, 0.061439, -0.006735, 0.025238, 0.014758],
+            ),
+            (
+                "Naïve café owners in Zürich serve crème brûlée — 東京 too! 🙂".into(),
+                [0.008883, -0.000407, -0.010197, 0.006764, 0.009300],
+            ),
+            (
+                long_text(),
+                [0.004667, 0.066659, -0.012603, 0.075769, -0.030597],
+            ),
+            (
+                longer,
+                [-0.013214, 0.034676, -0.025057, 0.026128, -0.065967],
+            ),
+            // A literal `<pad>` is the padding token, which MPNet's positions
+            // skip.
+            (
+                "The literal <pad> token sits mid-sentence.".into(),
+                [0.051440, 0.001676, -0.012495, -0.003592, -0.008652],
+            ),
+        ];
+        let texts: Vec<String> = pinned.iter().map(|(text, _)| text.clone()).collect();
+        let together = model.embed(&texts).unwrap();
+        for (i, (text, expected)) in pinned.iter().enumerate() {
+            let alone = model.embed(std::slice::from_ref(text)).unwrap();
+            for vector in [&together[i], &alone[0]] {
+                assert_near(text, vector, expected, 768);
+            }
+        }
+        let v = model
+            .embed(&[
+                "The quick brown fox jumps over the lazy dog.".into(),
+                "A fast brown fox leaps over a sleepy dog.".into(),
+                "Quarterly tax filings are due at the end of the month.".into(),
+            ])
+            .unwrap();
+        // Reference: 0.8756 and -0.0225.
+        let (paraphrase, unrelated) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+        assert!((paraphrase - 0.8756).abs() < 1e-3 && (unrelated + 0.0225).abs() < 1e-3);
+    }
+
+    #[test]
+    fn relative_buckets_match_transformers() {
+        // transformers' MPNet relative_position_bucket(32 buckets, reach
+        // 128) at these distances (key position minus query position).
+        let cases = [
+            (0, 0),
+            (-1, 1),
+            (1, 17),
+            (-7, 7),
+            (7, 23),
+            (-8, 8),
+            (-15, 9),
+            (-16, 10),
+            (-31, 11),
+            (-32, 12),
+            (-63, 13),
+            (-64, 14),
+            (-127, 15),
+            (-128, 15),
+            (-383, 15),
+            (8, 24),
+            (16, 26),
+            (64, 30),
+            (383, 31),
+        ];
+        for (relative, bucket) in cases {
+            assert_eq!(
+                relative_bucket(relative, 32, 128),
+                bucket,
+                "distance {relative}"
+            );
+        }
     }
 
     #[test]
@@ -777,19 +1151,7 @@ mod tests {
         let pinned = [pinned.clone(), pinned].concat();
         assert_eq!(vectors.len(), pinned.len());
         for ((text, expected), vector) in pinned.iter().zip(&vectors) {
-            assert_eq!(vector.len(), MiniLm::DIMENSIONS);
-            assert!((dot(vector, vector) - 1.0).abs() < 1e-5);
-            let worst = vector
-                .iter()
-                .zip(expected)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f32::max);
-            assert!(
-                worst < 1e-4,
-                "{:?}: got {:?}, expected {expected:?}",
-                text.chars().take(40).collect::<String>(),
-                &vector[..5]
-            );
+            assert_near(text, vector, expected, LocalModel::MiniLm.dimensions());
         }
     }
 
@@ -895,13 +1257,13 @@ mod tests {
 
     #[test]
     fn refuses_missing_or_altered_files() {
-        let dir = std::env::temp_dir().join(format!("minilm-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("encoder-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let missing = MiniLm::load(&dir)
+        let missing = Encoder::load(LocalModel::MiniLm, &dir)
             .err()
             .expect("an empty directory must not load");
         std::fs::write(dir.join("config.json"), b"{}").unwrap();
-        let altered = MiniLm::load(&dir)
+        let altered = Encoder::load(LocalModel::MiniLm, &dir)
             .err()
             .expect("an altered config.json must not load");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -909,6 +1271,14 @@ mod tests {
         for e in [&missing, &altered] {
             assert!(format!("{e:#}").contains("scripts/fetch-model.sh"), "{e:#}");
         }
+        // Each model names the command that installs it.
+        let mpnet = Encoder::load(LocalModel::MpNet, &dir)
+            .err()
+            .expect("an empty directory must not load");
+        assert!(
+            format!("{mpnet:#}").contains("scripts/fetch-model.sh --model all-mpnet-base-v2"),
+            "{mpnet:#}"
+        );
         assert!(format!("{altered:#}").contains("sha256"), "{altered:#}");
     }
 }
