@@ -19,8 +19,8 @@
 //!
 //! Both models are post-norm transformer encoders with mean pooling; they
 //! differ in three places (`Architecture`): BERT (MiniLM) adds a token-type
-//! embedding and counts positions from 0, MPNet counts them from 2 (after its
-//! padding index) and adds a learned bias per head and relative-distance
+//! embedding and counts positions from 0; MPNet counts them past its padding
+//! token (`positions`) and adds a learned bias per head and relative-distance
 //! bucket to every attention score.
 
 use std::ops::Deref;

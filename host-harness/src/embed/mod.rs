@@ -1,7 +1,8 @@
 //! Embedders the harness lends to the component: a real local model
-//! (all-MiniLM-L6-v2 by default, or all-mpnet-base-v2), an OpenAI-compatible endpoint (`remote`), none
-//! (lexical only), and test doubles — a deterministic bag-of-words
-//! embedder, one that always fails, and faulty ones.
+//! (all-MiniLM-L6-v2 by default, or all-mpnet-base-v2; `encoder`), an
+//! OpenAI-compatible endpoint (`remote`), none (lexical only), and test
+//! doubles — a deterministic bag-of-words embedder, one that always fails,
+//! and faulty ones.
 //!
 //! Every backend runs behind `Lender`, which puts a host-side timeout on each
 //! call: an epoch deadline does not interrupt a blocking host import. The
