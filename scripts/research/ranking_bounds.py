@@ -4,21 +4,28 @@
 
   learned   LoCoMo (dev split), hybrid time-neutral R@4k of a ranker *learned
             from LoCoMo's own answers* over every signal the product has:
-            BM25 and query-word coverage of a line and of the two lines on
-            each side, the all-MiniLM-L6-v2 and all-mpnet-base-v2 cosines of
-            the same five lines, whether the line's speaker is named, its
-            length, and memory-core's own score and rank (time-neutral, 100
-            hits). Every line of a conversation is a candidate, so finding is
-            no limit. LambdaMART (LightGBM) and a logistic regression, each
-            trained on four conversations and scored on the fifth; also with
-            folds over questions (a conversation's other questions in
-            training: an easier, leakier setting).
+            BM25 and idf-weighted query-word coverage of a line and of the
+            two lines on each side, the all-MiniLM-L6-v2 and all-mpnet-base-v2
+            cosines of the same five lines (the line's own two also
+            standardised over the conversation), whether the line's speaker is
+            named, its length, and memory-core's own score and reciprocal rank
+            (time-neutral, 100 hits): 26 signals. Every line of a conversation
+            is a candidate, so finding is no limit. A logistic regression and
+            LambdaMART (LightGBM, two sizes), each trained on four
+            conversations and scored on the fifth; also with folds over
+            questions (a conversation's other questions in training: an
+            easier, leakier setting) and fitted in-sample (memorising the
+            answers: what tuning to the benchmark would give). Each row has
+            a 95 % paired bootstrap interval of its difference from
+            memory-core's own order; the signals' gains in the LambdaMART
+            fitted on everything close the run.
   dates     Hand-written supersession (bench-supersession seeds 1-5) and
             LoCoMo's default lists, when hits that are near duplicates
             (MiniLM cosine >= t) and near equals in relevance (>= r of the
-            better one) are put in date order, newest first, in the slots
-            they hold: how often the latest value comes first, how often an
-            unchanged fact is still the first hit, and LoCoMo's default R@4k.
+            group's first hit) are put in date order, newest first, in the
+            slots they hold: how often the latest value comes first, how
+            often an unchanged fact is still the first hit, and LoCoMo's
+            default R@4k.
 
 A research tool, not part of the product or its tests; LoCoMo is read from
 ../shared at run time and never copied. It needs numpy, torch, transformers,
@@ -29,24 +36,27 @@ scikit-learn and lightgbm, e.g.:
   /tmp/bounds/bin/python scripts/research/ranking_bounds.py learned
   /tmp/bounds/bin/python scripts/research/ranking_bounds.py dates
 
-The two local models are read from ~/.cache/memory-core/models (bash
-scripts/fetch-model.sh [--model all-mpnet-base-v2]).
+The two local models are read from --models (default: where
+scripts/fetch-model.sh puts them). Measured with numpy 2.4.6, torch 2.15.0
+(CPU), transformers 5.25.0, scikit-learn 1.9.1, LightGBM 4.7.0; the run
+prints the versions it used. Workspaces are kept under --work between runs
+(delete it after rebuilding the harness).
 """
-import argparse, collections, itertools, json, math, os, pickle, subprocess, sys
+import argparse, collections, json, math, os, pickle, shutil, subprocess, sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = os.path.expanduser("~/.cache/memory-core/models")
+MODELS = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memory-core", "models")
 
 
 class Embedder:
     """Mean-pooled, normalised sentence vectors, as the product's encoder makes them."""
 
-    def __init__(self, name, max_len):
+    def __init__(self, models, name, max_len):
         import torch
         from transformers import AutoModel, PreTrainedTokenizerFast
         self.torch = torch
-        d = os.path.join(MODELS, name)
+        d = os.path.join(models, name)
         self.tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(d, "tokenizer.json"))
         self.mpnet = "mpnet" in name
         self.tok.pad_token = "<pad>" if self.mpnet else "[PAD]"
@@ -111,9 +121,10 @@ def stem(t):
     return t
 
 
-def features(L, convs, bin_):
+def features(L, convs, args):
     """Per question: (conversation, question, lines, feature matrix, labels)."""
-    mini, mpnet = Embedder("all-MiniLM-L6-v2", 256), Embedder("all-mpnet-base-v2", 384)
+    bin_ = args.bin
+    mini, mpnet = Embedder(args.models, "all-MiniLM-L6-v2", 256), Embedder(args.models, "all-mpnet-base-v2", 384)
     rows, names = [], None
     for ci, c in enumerate(convs):
         info = c["info"]
@@ -151,7 +162,7 @@ def features(L, convs, bin_):
                  "minilm_z": (cm - cm.mean()) / (cm.std() or 1), "mpnet_z": (cp - cp.mean()) / (cp.std() or 1),
                  "speaker_named": np.array([1.0 if s and s in qlow else 0.0 for s in speaker]), "length": length,
                  "ours_score": np.array([rank.get((p, i), (0, 0))[0] for p, i, _ in docs]),
-                 "ours_rank": np.array([rank.get((p, i), (0, 0))[1] for p, i, _ in docs])}
+                 "ours_reciprocal_rank": np.array([rank.get((p, i), (0, 0))[1] for p, i, _ in docs])}
             for off in (-2, -1, 1, 2):
                 for k in ("bm25", "coverage", "minilm", "mpnet"):
                     f["%s%+d" % (k, off)] = beside(f[k], off)
@@ -165,33 +176,48 @@ def features(L, convs, bin_):
 def learned(args):
     import lightgbm as lgb
     from sklearn.linear_model import LogisticRegression
+    import sklearn, torch, transformers
+    print("numpy %s, torch %s, transformers %s, scikit-learn %s, LightGBM %s" % (
+        np.__version__, torch.__version__, transformers.__version__, sklearn.__version__, lgb.__version__))
     L, convs = locomo(args)
-    names, rows = features(L, convs, args.bin)
+    names, rows = features(L, convs, args)
     print("%d questions, %d features" % (len(rows), len(names)))
+    baseline = []
 
     def report(label, scores):
-        tot = collections.defaultdict(list)
+        tot, per_q = collections.defaultdict(list), []
         for (ci, q, docs, _, _), s in zip(rows, scores):
             order = np.argsort(-s, kind="stable")[:100]
             hits = [{"path": docs[k][0], "start": docs[k][1], "end": docs[k][1]} for k in order]
             r = r_at_4k(L, convs[ci]["info"], hits, q)
+            per_q.append(r)
             tot["overall"].append(r)
             tot[L.CATEGORY_NAMES[q["category"]]].append(r)
-        print("%-46s %s" % (label, "  ".join("%s %.3f" % (k, np.mean(v)) for k, v in tot.items())), flush=True)
+        ci95 = ""
+        if baseline:
+            d = np.array(per_q) - np.array(baseline)
+            rng = np.random.default_rng(0)
+            means = [d[rng.integers(0, len(d), len(d))].mean() for _ in range(2000)]
+            ci95 = "  vs own order %+.3f (%+.3f … %+.3f)" % (d.mean(), *np.percentile(means, [2.5, 97.5]))
+        else:
+            baseline.extend(per_q)
+        print("%-50s %s%s" % (label, "  ".join("%s %.3f" % (k, np.mean(v)) for k, v in tot.items()), ci95),
+              flush=True)
 
     def column(name):
         return [x[:, names.index(name)] for _, _, _, x, _ in rows]
 
-    report("memory-core, time-neutral, its own order", column("ours_rank"))
+    report("memory-core, time-neutral, its own order", column("ours_reciprocal_rank"))
     report("BM25 alone", column("bm25"))
     report("MiniLM cosine alone", column("minilm"))
+    report("MPNet cosine alone", column("mpnet"))
     without_ours = [k for k in names if not k.startswith("ours_")]
 
     def cross(label, fit, cols, fold):
         idx = [names.index(k) for k in cols]
         scores = [None] * len(rows)
-        for held in range(5):
-            train = [r for i, r in enumerate(rows) if fold(i, r) != held]
+        for held in sorted(set(fold(i, r) for i, r in enumerate(rows))):
+            train = [r for i, r in enumerate(rows) if fold(i, r) != held or held == -1]
             m = fit(np.concatenate([r[3][:, idx] for r in train]), np.concatenate([r[4] for r in train]),
                     [len(r[4]) for r in train])
             for i, r in enumerate(rows):
@@ -200,19 +226,31 @@ def learned(args):
                     scores[i] = m.decision_function(x) if hasattr(m, "decision_function") else m.predict(x)
         report(label, scores)
 
-    def lambdamart(x, y, groups):
-        return lgb.LGBMRanker(n_estimators=300, learning_rate=0.05, num_leaves=15, min_child_samples=50,
-                              verbose=-1).fit(x, y, group=groups)
+    def lambdamart(x, y, groups, trees=300, leaves=15, rate=0.05):
+        return lgb.LGBMRanker(n_estimators=trees, learning_rate=rate, num_leaves=leaves, min_child_samples=50,
+                              importance_type="gain", verbose=-1).fit(x, y, group=groups)
+
+    def larger(x, y, groups):
+        return lambdamart(x, y, groups, trees=800, leaves=31, rate=0.03)
 
     def logistic(x, y, _groups):
         return LogisticRegression(max_iter=2000).fit(x, y)
 
-    by_conversation = lambda i, r: r[0]
-    by_question = lambda i, r: i % 5
+    by_conversation = lambda _i, r: r[0]
+    by_question = lambda i, _r: i % 5
+    in_sample = lambda _i, _r: -1  # every question in training, scored on itself
     cross("logistic, held-out conversation", logistic, names, by_conversation)
     cross("LambdaMART, held-out conversation", lambdamart, names, by_conversation)
+    cross("LambdaMART 800x31, held-out conversation", larger, names, by_conversation)
     cross("LambdaMART without our score, held-out conv.", lambdamart, without_ours, by_conversation)
     cross("LambdaMART, held-out questions (leaky)", lambdamart, names, by_question)
+    cross("logistic, in-sample (tuned to the answers)", logistic, names, in_sample)
+    cross("LambdaMART, in-sample (memorised)", lambdamart, names, in_sample)
+    everything = lambdamart(np.concatenate([r[3] for r in rows]), np.concatenate([r[4] for r in rows]),
+                            [len(r[4]) for r in rows])
+    gains = sorted(zip(names, everything.feature_importances_), key=lambda x: -x[1])
+    total = sum(g for _, g in gains) or 1
+    print("signal gains (LambdaMART fitted on all): " + ", ".join("%s %.3f" % (k, g / total) for k, g in gains))
 
 
 def date_groups(mini, hits, cosine, ratio, window):
@@ -240,12 +278,13 @@ def date_groups(mini, hits, cosine, ratio, window):
 
 
 def dates(args):
-    mini = Embedder("all-MiniLM-L6-v2", 256)
+    mini = Embedder(args.models, "all-MiniLM-L6-v2", 256)
     now, seeds = "2026-12-01", [1, 2, 3, 4, 5]
     corpora = []
     for s in seeds:
         ws = os.path.join(args.work, "supersession-%d" % s)
         if not os.path.exists(os.path.join(ws, "labels.json")):
+            shutil.rmtree(ws, ignore_errors=True)  # a run cut short leaves a half-written corpus
             subprocess.run([args.bin, "--now", now, "bench-supersession", "--seed", str(s), "--keep", ws],
                            check=True, capture_output=True)
         labels = json.load(open(os.path.join(ws, "labels.json")))
@@ -290,7 +329,9 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "../shared/data/locomo-dev.json"))
     ap.add_argument("--tool-dir", default=os.path.join(ROOT, "../shared/tools"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/memory-harness"))
-    ap.add_argument("--work", default="/tmp/memory-core-bounds", help="workspaces (kept between runs)")
+    ap.add_argument("--models", default=MODELS, help="the local models' directory (all-MiniLM-L6-v2/, all-mpnet-base-v2/)")
+    ap.add_argument("--work", default="/tmp/memory-core-bounds",
+                    help="workspaces, kept between runs (delete after rebuilding the harness)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     {"learned": learned, "dates": dates}[args.what](args)
